@@ -76,9 +76,7 @@ def attribute_score(score: int, highlighted: bool) -> int:
     return _natural(score, "La puntuación") if highlighted else UNHIGHLIGHTED_SCORE
 
 
-def dice_count(
-    score: int, highlighted: bool, modifier: int = 0, *, min_dice: int = 0
-) -> int:
+def dice_count(score: int, highlighted: bool, modifier: int = 0, *, min_dice: int = 0) -> int:
     """Dice to roll (A2, A3).
 
     A penalty can take the pool to zero dice, which the seed does not cover
@@ -140,10 +138,7 @@ class AventurasRoll:
     @property
     def values(self) -> tuple[int, ...]:
         """The dice as read: each converted 6 reads as a 5."""
-        return tuple(
-            CONVERTED_VALUE if i in self.converted else d
-            for i, d in enumerate(self.dice)
-        )
+        return tuple(CONVERTED_VALUE if i in self.converted else d for i, d in enumerate(self.dice))
 
     @property
     def outcomes(self) -> tuple[Outcome, ...]:
@@ -160,41 +155,27 @@ class AventurasRoll:
         return tuple(i for i, v in enumerate(self.values) if v == CHACHI)
 
 
-def roll(
-    source: DiceSource, count: int, *, threshold: int = NORMAL_THRESHOLD
-) -> AventurasRoll:
+def roll(source: DiceSource, count: int, *, threshold: int = NORMAL_THRESHOLD) -> AventurasRoll:
     # A3 [ENGINE DEFAULT] — zero dice is an empty roll: no successes, a failure.
-    return AventurasRoll(
-        roll_dice(source, _natural(count, "Los dados"), FACES), threshold=threshold
-    )
+    return AventurasRoll(roll_dice(source, _natural(count, "Los dados"), FACES), threshold=threshold)
 
 
-def convert_chachi(
-    state: AventurasRoll, position: int, source: DiceSource
-) -> AventurasRoll:
+def convert_chachi(state: AventurasRoll, position: int, source: DiceSource) -> AventurasRoll:
     """Count the 6 at ``position`` as a 5 and append one new die (A5)."""
     # A5 — «puede convertir un resultado de 6 en un 5 y añadir otro dado», and a
     # chachi on the added die can be converted again.
     if position not in state.chachi_positions:
-        raise ValueError(
-            f"La posición {position!r} no es un éxito chachi sin convertir."
-        )
+        raise ValueError(f"La posición {position!r} no es un éxito chachi sin convertir.")
     extra = roll_dice(source, 1, FACES)
-    return replace(
-        state, dice=state.dice + extra, converted=state.converted | {position}
-    )
+    return replace(state, dice=state.dice + extra, converted=state.converted | {position})
 
 
 def add_dice(state: AventurasRoll, count: int, source: DiceSource) -> AventurasRoll:
     # A22/A29 — extra dice (a hero point's two, a tool's bonus) join the roll.
-    return replace(
-        state, dice=state.dice + roll_dice(source, _natural(count, "Los dados"), FACES)
-    )
+    return replace(state, dice=state.dice + roll_dice(source, _natural(count, "Los dados"), FACES))
 
 
-def reroll(
-    state: AventurasRoll, positions: Iterable[int], source: DiceSource
-) -> AventurasRoll:
+def reroll(state: AventurasRoll, positions: Iterable[int], source: DiceSource) -> AventurasRoll:
     # A22 — a hero point re-rolls any dice of the roll; a re-rolled die loses its
     # conversion (it is a new die).
     chosen = set(positions)
@@ -241,12 +222,10 @@ def _cancel_chachis_first(tally: Tally, count: int) -> Tally:
     return Tally(max(tally.normals - (count - (tally.chachis - chachis)), 0), chachis)
 
 
-def cancel_by_reaction(
-    action: Tally, reaction: Tally, order: ReactionOrder = ReactionOrder.NORMALS_FIRST
-) -> Tally:
+def cancel_by_reaction(action: Tally, reaction: Tally, order: ReactionOrder = ReactionOrder.NORMALS_FIRST) -> Tally:
     # A17 — the defender's normals cancel normals first, then chachis; its chachis
     # cancel chachis first, then normals.
-    if order is ReactionOrder.NORMALS_FIRST:
+    if ReactionOrder(order) is ReactionOrder.NORMALS_FIRST:
         left = _cancel_normals_first(action, reaction.normals)
         return _cancel_chachis_first(left, reaction.chachis)
     left = _cancel_chachis_first(action, reaction.chachis)
@@ -301,8 +280,10 @@ def competition_winners(
     normal successes. Several indices mean a tie; none means nobody succeeded.
     """
 
+    after = CompetitionCount(count) is CompetitionCount.AFTER_DIFFICULTY
+
     def key(r: Resolution) -> tuple[int, int]:
-        t = r.remaining if count is CompetitionCount.AFTER_DIFFICULTY else r.rolled
+        t = r.remaining if after else r.rolled
         return (t.chachis, t.normals)
 
     contenders = [i for i, r in enumerate(results) if r.succeeded]
@@ -417,14 +398,10 @@ def give(giver: HeroPoints, receiver: HeroPoints) -> tuple[HeroPoints, HeroPoint
     # A26 — the helped player may give one of THEIR points (with the GM's approval).
     if giver.points < 1:
         raise ValueError("Quien da el punto de Héroe no tiene ninguno.")
-    return replace(giver, points=giver.points - 1), replace(
-        receiver, points=receiver.points + 1
-    )
+    return replace(giver, points=giver.points - 1), replace(receiver, points=receiver.points + 1)
 
 
-def spend_experience(
-    hero: HeroPoints, experience: int, use: HeroSpend
-) -> tuple[HeroPoints, int]:
+def spend_experience(hero: HeroPoints, experience: int, use: HeroSpend) -> tuple[HeroPoints, int]:
     """Buy an instant hero point with 2 XP and spend it at once (A28).
 
     Returns the hero (same points, the use marked for this turn) and the
@@ -433,9 +410,7 @@ def spend_experience(
     use = HeroSpend(use)
     _check_use(hero, use)
     if _natural(experience, "La experiencia") < EXPERIENCE_PER_HERO_POINT:
-        raise ValueError(
-            "Hacen falta dos puntos de Experiencia para un punto de Héroe."
-        )
+        raise ValueError("Hacen falta dos puntos de Experiencia para un punto de Héroe.")
     return (
         replace(hero, used_this_turn=hero.used_this_turn | {use}),
         experience - EXPERIENCE_PER_HERO_POINT,
@@ -459,10 +434,7 @@ def _chain(threshold: int, limit: int) -> tuple[Fraction, ...]:
     # A5 — every 6 is converted: one success plus a new die, for as long as 6s come.
     fail, normal, chachi = _face_probabilities(threshold)
     # j successes: j − 1 sixes then a normal, or j sixes then a failure.
-    return tuple(
-        chachi**j * fail + (chachi ** (j - 1) * normal if j else 0)
-        for j in range(limit + 1)
-    )
+    return tuple(chachi**j * fail + (chachi ** (j - 1) * normal if j else 0) for j in range(limit + 1))
 
 
 @cache
@@ -479,9 +451,7 @@ def successes_distribution(
     """
     _natural(dice, "El número de dados")
     if convert_chachis and cap is None:
-        raise ValueError(
-            "Convirtiendo chachis hace falta un tope para la distribución."
-        )
+        raise ValueError("Convirtiendo chachis hace falta un tope para la distribución.")
     if not convert_chachis:
         fail, _, _ = _face_probabilities(threshold)
         p = 1 - fail
@@ -490,10 +460,7 @@ def successes_distribution(
         one = _chain(threshold, cap)
         dist = [Fraction(1)] + [Fraction(0)] * cap
         for _ in range(dice):
-            dist = [
-                sum((dist[i] * one[j - i] for i in range(j + 1)), Fraction(0))
-                for j in range(cap + 1)
-            ]
+            dist = [sum((dist[i] * one[j - i] for i in range(j + 1)), Fraction(0)) for j in range(cap + 1)]
     if cap is not None and cap < len(dist) - 1 or convert_chachis:
         head = dist[:cap]
         return tuple(head) + (1 - sum(head, Fraction(0)),)
@@ -509,7 +476,5 @@ def success_probability(
 ) -> Fraction:
     """P(more successes than the difficulty), converting every chachi or none (A5, A8)."""
     _natural(difficulty, "La dificultad")
-    dist = successes_distribution(
-        dice, threshold, convert_chachis, difficulty + 1 if convert_chachis else None
-    )
+    dist = successes_distribution(dice, threshold, convert_chachis, difficulty + 1 if convert_chachis else None)
     return 1 - sum(dist[: difficulty + 1], Fraction(0))

@@ -138,14 +138,10 @@ class PoolRoll:
     @property
     def can_push(self) -> bool:
         # V6 — once per action, only right after a failure, and something to re-roll.
-        return (
-            not self.pushed and not self.succeeded and self.successes < len(self.dice)
-        )
+        return not self.pushed and not self.succeeded and self.successes < len(self.dice)
 
 
-def roll(
-    source: DiceSource, pool: int, *, needed: int = 1, kind: ConditionKind | None = None
-) -> PoolRoll:
+def roll(source: DiceSource, pool: int, *, needed: int = 1, kind: ConditionKind | None = None) -> PoolRoll:
     if pool < 1:
         raise ValueError(f"Una tirada necesita al menos un dado, no {pool}.")
     return PoolRoll(roll_dice(source, pool, FACES), needed=needed, kind=kind)
@@ -158,9 +154,7 @@ class Push:
     condition: ConditionKind
 
 
-def push(
-    previous: PoolRoll, source: DiceSource, kind: ConditionKind | None = None
-) -> Push:
+def push(previous: PoolRoll, source: DiceSource, kind: ConditionKind | None = None) -> Push:
     """Push a failed roll: re-roll every die that is not a 6 (V6).
 
     ``rerolled`` lists the re-rolled positions in raw order; ``condition`` is the
@@ -201,11 +195,7 @@ class Conditions:
         return self.physical if kind is ConditionKind.PHYSICAL else self.mental
 
     def broken(self, kind: ConditionKind) -> bool:
-        return (
-            self.broken_physical
-            if kind is ConditionKind.PHYSICAL
-            else self.broken_mental
-        )
+        return self.broken_physical if kind is ConditionKind.PHYSICAL else self.broken_mental
 
     def penalty(self, kind: ConditionKind) -> int:
         # V9 — one die less per condition of the roll's kind.
@@ -250,9 +240,7 @@ def suffer(
     if count == 0:
         return Suffered(conditions, (), False, 0)
     if conditions.broken(kind):
-        return Suffered(
-            conditions, (), False, 1 if kind is ConditionKind.PHYSICAL else 0
-        )
+        return Suffered(conditions, (), False, 1 if kind is ConditionKind.PHYSICAL else 0)
     bad = [c for c in choices if c not in CONDITION_NAMES[kind]]
     if bad:
         raise ValueError(f"{bad[0]!r} no es un estado {kind}.")
@@ -330,9 +318,7 @@ def after_reaction(attack_successes: int, reaction_successes: int) -> int:
     return max(attack_successes - reaction_successes, 0)
 
 
-def reaction_may_swap_initiative(
-    attack_successes: int, reaction_successes: int
-) -> bool:
+def reaction_may_swap_initiative(attack_successes: int, reaction_successes: int) -> bool:
     # V21 — more successes than needed to cancel the attack: may swap initiative.
     return reaction_successes > attack_successes
 
@@ -352,14 +338,10 @@ def armour_roll(source: DiceSource, protection: int) -> PoolRoll:
 
 def damage_after_armour(damage: int, armour_successes: int) -> int:
     # V22 — each armour success reduces the damage by 1.
-    return max(
-        _natural(damage, "El daño") - _natural(armour_successes, "Los éxitos"), 0
-    )
+    return max(_natural(damage, "El daño") - _natural(armour_successes, "Los éxitos"), 0)
 
 
-def take_damage(
-    conditions: Conditions, damage: int, armour_successes: int = 0
-) -> Suffered:
+def take_damage(conditions: Conditions, damage: int, armour_successes: int = 0) -> Suffered:
     # V19/V22 — the weapon's damage, less armour, is the number of physical conditions.
     return suffer(
         conditions,
@@ -374,7 +356,7 @@ def npc_dice_penalty(
     mode: NpcPenalty = NpcPenalty.EVERY_TEST,
 ) -> int:
     # V20 — NPCs lose Resistencia instead of taking conditions, and dice with it.
-    if mode is NpcPenalty.EVERY_TEST:
+    if NpcPenalty(mode) is NpcPenalty.EVERY_TEST:
         return _natural(points_lost, "Los puntos perdidos")
     return _natural(damage_since_last_test, "El daño reciente")
 
@@ -382,9 +364,7 @@ def npc_dice_penalty(
 # --- Fear ------------------------------------------------------------------
 
 
-def fear_pool(
-    attribute: int, companions: int, mental_conditions: int, *, modifier: int = 0
-) -> int:
+def fear_pool(attribute: int, companions: int, mental_conditions: int, *, modifier: int = 0) -> int:
     """Dice for a fear test with Lógica or Empatía (V26).
 
     ``companions`` counts the other player characters in the scene who are
@@ -402,9 +382,7 @@ class FearOutcome:
     terrified_rounds: int | None
 
 
-def fear_outcome(
-    successes: int, fear: int, source: DiceSource | None = None
-) -> FearOutcome:
+def fear_outcome(successes: int, fear: int, source: DiceSource | None = None) -> FearOutcome:
     """Resolve a (possibly pushed) fear test; a failure rolls 1d6 rounds from ``source``."""
     _natural(successes, "Los éxitos")
     _natural(fear, "El valor de Miedo")
@@ -435,6 +413,7 @@ def initiative(
     orders them. With cards, each draws from the deck 1–10 without replacement
     and the card not kept goes back into the deck.
     """
+    mode = InitiativeMode(mode)
     if len(set(names)) != len(names):
         raise ValueError("Los nombres de la iniciativa deben ser distintos.")
     if mode is InitiativeMode.CARDS:
@@ -459,21 +438,13 @@ def initiative(
 
     def d10(name: str) -> int:
         first = roll_dice(source, 1, INITIATIVE_FACES)[0]
-        return (
-            max(first, roll_dice(source, 1, INITIATIVE_FACES)[0])
-            if name in twice
-            else first
-        )
+        return max(first, roll_dice(source, 1, INITIATIVE_FACES)[0]) if name in twice else first
 
     values = {name: d10(name) for name in names}
-    return tuple(
-        (name, values[name]) for name in _order_ties(source, list(names), values)
-    )
+    return tuple((name, values[name]) for name in _order_ties(source, list(names), values))
 
 
-def _order_ties(
-    source: DiceSource, names: list[str], values: dict[str, int]
-) -> list[str]:
+def _order_ties(source: DiceSource, names: list[str], values: dict[str, int]) -> list[str]:
     ordered: list[str] = []
     for value in sorted({values[n] for n in names}, reverse=True):
         tied = [n for n in names if values[n] == value]

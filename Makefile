@@ -1,0 +1,48 @@
+# The two commands of the README:
+#   make run   - a running site with the demo campaign on http://127.0.0.1:8000
+#   make test  - the whole test suite (honours DATABASE_URL)
+
+VENV := .venv
+PY := $(VENV)/bin/python
+HOST ?= 127.0.0.1:8000
+
+.PHONY: run test lint bench messages clean-venv
+
+# The virtual environment, created with a Python 3.12+ found by scripts/find-python.
+$(PY):
+	@python=$$(scripts/find-python) && echo "Creating $(VENV) with $$python" && "$$python" -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+
+# Stamps: reinstall only when a requirements file changes.
+$(VENV)/.runtime-installed: requirements.txt | $(PY)
+	$(PY) -m pip install --quiet -r requirements.txt
+	@touch $@
+
+$(VENV)/.dev-installed: requirements-dev.txt requirements.txt $(VENV)/.runtime-installed
+	$(PY) -m pip install --quiet -r requirements-dev.txt
+	@touch $@
+
+run: $(VENV)/.runtime-installed
+	DEBUG=$${DEBUG:-1} $(PY) manage.py migrate --noinput
+	DEBUG=$${DEBUG:-1} $(PY) manage.py load_demo
+	@echo "Hitos en http://$(HOST)/  (Ctrl+C para parar)"
+	DEBUG=$${DEBUG:-1} $(PY) manage.py runserver $(HOST)
+
+test: $(VENV)/.dev-installed
+	$(PY) -m pytest
+
+lint: $(VENV)/.dev-installed
+	$(PY) -m ruff check .
+	$(PY) -m ruff format --check .
+
+bench: $(VENV)/.runtime-installed
+	@for script in bench/*.py; do echo "== $$script"; $(PY) $$script || exit 1; done
+
+# Regenerate the message catalogues (needs GNU gettext) and compile them.
+# The compiled .mo files are committed, so running the site never needs gettext.
+messages: $(VENV)/.runtime-installed
+	DEBUG=1 $(PY) manage.py makemessages --locale en --locale es --no-obsolete --ignore ".venv/*" --ignore "var/*" --ignore "static/vendor/*"
+	DEBUG=1 $(PY) manage.py compilemessages --ignore ".venv/*"
+
+clean-venv:
+	rm -rf $(VENV)

@@ -1,0 +1,11 @@
+from django.contrib import admin
+from django.contrib.auth.admin import UserAdmin
+from django.utils.translation import gettext_lazy as _
+
+from accounts.models import User
+
+
+@admin.register(User)
+class HitosUserAdmin(UserAdmin):
+    fieldsets = UserAdmin.fieldsets + ((_("Perfil"), {"fields": ("display_name", "language")}),)
+    list_display = ("username", "display_name", "email", "is_staff")

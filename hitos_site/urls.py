@@ -1,0 +1,13 @@
+from django.contrib import admin
+from django.urls import include, path
+
+from accounts import views as account_views
+from campaigns import views as campaign_views
+
+urlpatterns = [
+    path("", campaign_views.home, name="home"),
+    path("cuenta/", include("accounts.urls")),
+    path("partidas/", include("campaigns.urls")),
+    path("idioma/", account_views.language_set, name="language-set"),
+    path("admin/", admin.site.urls),
+]

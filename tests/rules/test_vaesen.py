@@ -417,7 +417,7 @@ def test_every_quoted_seed_phrase_is_verbatim():
     if not SEED.exists():
         pytest.skip("the seed texts are not next to this checkout")
     seed = " ".join(SEED.read_text(encoding="utf-8").split())
-    quotes = re.findall(r"# V\d+ — «(.+?)»$", Path(__file__).read_text("utf-8"), re.M)
+    quotes = re.findall(r"# V\d+ — «(.+?)»$", Path(__file__).read_text("utf-8"), re.MULTILINE)
     assert len(quotes) >= 30
     for quote in quotes:
         assert " ".join(quote.split()) in seed, quote

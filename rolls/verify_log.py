@@ -65,6 +65,7 @@ class Epoch:
     length: int
     open_seq: int
     next_index: int = 1
+    anchor: bytes = b""
     # The latest seed proven to hash down to the anchor; checking each new
     # seed against it costs a few hashes instead of up to L per entry.
     known_seed: bytes = b""
@@ -146,9 +147,7 @@ class Audit:
         if self.campaign is None:
             self.campaign = e["campaign"]
         elif e["campaign"] != self.campaign:
-            self.problem(
-                position, seq, "campaign_mismatch", f"Entrada de otra campaña: {e['campaign']}."
-            )
+            self.problem(position, seq, "campaign_mismatch", f"Entrada de otra campaña: {e['campaign']}.")
         if seq in self.hash_of_seq:
             self.problem(
                 position,
@@ -157,22 +156,14 @@ class Audit:
                 f"Dos entradas firmadas distintas con seq {seq}: el operador se contradice.",
             )
         elif seq > self.expected_seq:
-            missing = (
-                f"{self.expected_seq}"
-                if seq == self.expected_seq + 1
-                else (f"{self.expected_seq}–{seq - 1}")
-            )
+            missing = f"{self.expected_seq}" if seq == self.expected_seq + 1 else (f"{self.expected_seq}–{seq - 1}")
             self.problem(position, seq, "seq_gap", f"Faltan entradas: seq {missing}.")
         elif seq < self.expected_seq:
             self.problem(position, seq, "seq_out_of_order", f"Se esperaba seq {self.expected_seq}.")
         if e["prev"] != self.prev_hash:
-            self.problem(
-                position, seq, "prev_mismatch", "prev no es el hash de la entrada anterior."
-            )
+            self.problem(position, seq, "prev_mismatch", "prev no es el hash de la entrada anterior.")
         if self.last_time is not None and parse_time(e["time"]) < parse_time(self.last_time):
-            self.problem(
-                position, seq, "time_backwards", f"{e['time']} es anterior a {self.last_time}."
-            )
+            self.problem(position, seq, "time_backwards", f"{e['time']} es anterior a {self.last_time}.")
         else:
             self.last_time = e["time"]
 
@@ -198,7 +189,7 @@ class Audit:
         if e["key"] != public_key_hex(self.public_key):
             self.problem(position, seq, "key_mismatch", "La época declara otra clave de firma.")
         anchor = bytes.fromhex(e["anchor"])
-        self.epoch = Epoch(e["epoch"], e["length"], seq, known_seed=anchor)
+        self.epoch = Epoch(e["epoch"], e["length"], seq, anchor=anchor, known_seed=anchor)
 
     def check_roll(self, position: int, loaded: LoadedEntry) -> None:
         e = loaded.entry
@@ -234,14 +225,17 @@ class Audit:
             self.problem(position, seq, "slot_out_of_range", f"La época solo tiene {epoch.length}.")
             return
         epoch.next_index = max(epoch.next_index, index + 1)
-        if index <= epoch.known_index:
-            return  # reused slot, already reported; nothing new to prove
+        # A reused slot (already reported) is still checked, from the anchor.
+        known, known_index = (epoch.known_seed, epoch.known_index)
+        if index <= known_index:
+            known, known_index = epoch.anchor, 0
         try:
-            check_seed(e, epoch.known_seed, index - epoch.known_index)
+            check_seed(e, known, index - known_index)
         except RollogError as exc:
             self.problem(position, seq, exc.code, exc.message)
             return
-        epoch.known_seed, epoch.known_index = bytes.fromhex(e["seed"]), index
+        if index > epoch.known_index:
+            epoch.known_seed, epoch.known_index = bytes.fromhex(e["seed"]), index
 
     def check_client_seed(self, position: int, e: Mapping[str, Any]) -> None:
         first = self.client_seeds.setdefault(e["client_seed"], e["seq"])

@@ -27,6 +27,7 @@ UNHIGHLIGHTED_SCORE = 2
 STARTING_HERO_POINTS = 5
 HERO_EXTRA_DICE = 2
 EXPERIENCE_PER_HERO_POINT = 2
+MAX_PROBABILITY_DICE = 100
 
 
 class Outcome(StrEnum):
@@ -449,7 +450,8 @@ def successes_distribution(
     Without conversion the support is 0..dice. Converting every chachi makes
     it unbounded, so ``cap`` is required then: the last entry is P(≥ cap).
     """
-    _natural(dice, "El número de dados")
+    if _natural(dice, "El número de dados") > MAX_PROBABILITY_DICE:
+        raise ValueError(f"Como mucho se calculan {MAX_PROBABILITY_DICE} dados, no {dice}.")
     if convert_chachis and cap is None:
         raise ValueError("Convirtiendo chachis hace falta un tope para la distribución.")
     if not convert_chachis:
@@ -475,6 +477,7 @@ def success_probability(
     convert_chachis: bool = False,
 ) -> Fraction:
     """P(more successes than the difficulty), converting every chachi or none (A5, A8)."""
-    _natural(difficulty, "La dificultad")
+    if _natural(difficulty, "La dificultad") > MAX_PROBABILITY_DICE:
+        raise ValueError(f"Como mucho se calcula una dificultad de {MAX_PROBABILITY_DICE}, no {difficulty}.")
     dist = successes_distribution(dice, threshold, convert_chachis, difficulty + 1 if convert_chachis else None)
     return 1 - sum(dist[: difficulty + 1], Fraction(0))

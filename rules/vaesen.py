@@ -22,6 +22,7 @@ MAX_FEAR_COMPANIONS = 3
 CONDITIONS_PER_KIND = 3
 HEALED_PER_SUCCESS = 3
 INITIATIVE_FACES = 10
+MAX_PROBABILITY_DICE = 100
 
 
 class ConditionKind(StrEnum):
@@ -479,7 +480,8 @@ def recovery_pool(first: int, second: int) -> int:
 @cache
 def successes_distribution(dice: int) -> tuple[Fraction, ...]:
     """P(exactly j successes) for j = 0..dice, without a push (V2)."""
-    _natural(dice, "El número de dados")
+    if _natural(dice, "El número de dados") > MAX_PROBABILITY_DICE:
+        raise ValueError(f"Como mucho se calculan {MAX_PROBABILITY_DICE} dados, no {dice}.")
     p, q = Fraction(1, 6), Fraction(5, 6)
     return tuple(comb(dice, j) * p**j * q ** (dice - j) for j in range(dice + 1))
 

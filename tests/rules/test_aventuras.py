@@ -397,6 +397,13 @@ def test_converting_needs_a_cap_for_the_distribution():
         a.successes_distribution(2, 4, True)
 
 
+def test_probabilities_refuse_absurd_pools():
+    with pytest.raises(ValueError, match="Como mucho se calculan 100 dados"):
+        a.success_probability(101, 0)
+    with pytest.raises(ValueError, match="dificultad de 100"):
+        a.success_probability(3, 101, convert_chachis=True)
+
+
 # --- The quotes above are the seed's words --------------------------------
 
 

@@ -246,13 +246,13 @@ def expressions(draw):
     return n.Expression(tuple(terms))
 
 
-@settings(deadline=None)
+@settings(deadline=None, max_examples=50)
 @given(expressions())
 def test_parse_of_canonical_round_trips(expr):
     assert n.parse(expr.canonical()) == expr
 
 
-@settings(deadline=None)
+@settings(deadline=None, max_examples=50)
 @given(expressions(), st.randoms(use_true_random=False))
 def test_evaluation_keeps_every_die_and_respects_the_limits(expr, rng):
     result = n.evaluate(expr, RandomDice(rng))

@@ -421,3 +421,8 @@ def test_every_quoted_seed_phrase_is_verbatim():
     assert len(quotes) >= 30
     for quote in quotes:
         assert " ".join(quote.split()) in seed, quote
+
+
+def test_probabilities_refuse_absurd_pools():
+    with pytest.raises(ValueError, match="Como mucho se calculan 100 dados"):
+        v.success_probability(101)

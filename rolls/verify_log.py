@@ -41,7 +41,6 @@ from rolls.verify_roll import (
     entry_hash,
     load_signed,
     parse_public_key,
-    parse_time,
     public_key_hex,
     read_json,
 )
@@ -162,7 +161,8 @@ class Audit:
             self.problem(position, seq, "seq_out_of_order", f"Se esperaba seq {self.expected_seq}.")
         if e["prev"] != self.prev_hash:
             self.problem(position, seq, "prev_mismatch", "prev no es el hash de la entrada anterior.")
-        if self.last_time is not None and parse_time(e["time"]) < parse_time(self.last_time):
+        # Times were validated as fixed-width UTC text, so text order is time order.
+        if self.last_time is not None and e["time"] < self.last_time:
             self.problem(position, seq, "time_backwards", f"{e['time']} es anterior a {self.last_time}.")
         else:
             self.last_time = e["time"]

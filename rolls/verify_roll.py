@@ -56,7 +56,6 @@ CAMPAIGN_RE = re.compile(r"[a-z0-9-]{1,100}")
 HEX32_RE = re.compile(r"[0-9a-f]{64}")
 HEX64_RE = re.compile(r"[0-9a-f]{128}")
 TIME_RE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z")
-TIME_FORMAT = "%Y-%m-%dT%H:%M:%SZ"
 
 
 class RollogError(ValueError):
@@ -88,9 +87,7 @@ def sha256(data: bytes) -> bytes:
 def canonical_bytes(entry: Mapping[str, Any]) -> bytes:
     """The exact bytes that are hashed and signed (§3.5)."""
     try:
-        text = json.dumps(
-            entry, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
-        )
+        text = json.dumps(entry, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
         return text.encode("utf-8")
     except (TypeError, ValueError) as exc:  # UnicodeEncodeError is a ValueError
         raise RollogError("not_canonical", f"La entrada no se puede serializar: {exc}.") from exc
@@ -112,9 +109,7 @@ def permalink_id(hash_: bytes) -> str:
 
 def parse_public_key(key_hex: str) -> Ed25519PublicKey:
     text = key_hex.strip().lower()
-    check(
-        HEX32_RE.fullmatch(text), "bad_key", "La clave pública debe tener 64 cifras hexadecimales."
-    )
+    check(HEX32_RE.fullmatch(text), "bad_key", "La clave pública debe tener 64 cifras hexadecimales.")
     try:
         return Ed25519PublicKey.from_public_bytes(bytes.fromhex(text))
     except ValueError as exc:
@@ -172,9 +167,7 @@ def decode_ref(ref: object) -> tuple[bytes, bytes]:
     if not isinstance(ref, Mapping):
         raise RollogError("bad_bundle", "Falta una entrada firmada ({entry_b64, sig}).")
     b64, sig = ref.get("entry_b64"), ref.get("sig")
-    check(
-        isinstance(b64, str) and isinstance(sig, str), "bad_bundle", "Entrada firmada incompleta."
-    )
+    check(isinstance(b64, str) and isinstance(sig, str), "bad_bundle", "Entrada firmada incompleta.")
     try:
         raw = base64.b64decode(b64, validate=True)
     except (binascii.Error, ValueError) as exc:
@@ -212,8 +205,12 @@ def parse_time(value: object) -> datetime:
         "bad_field",
         f"Hora mal formada: {value!r} (se espera AAAA-MM-DDTHH:MM:SSZ).",
     )
+    text = str(value)
+    # The regex fixed every position, so slicing is safe; this is much faster
+    # than strptime, which matters when auditing 10 000 entries.
+    parts = (text[0:4], text[5:7], text[8:10], text[11:13], text[14:16], text[17:19])
     try:
-        return datetime.strptime(str(value), TIME_FORMAT)
+        return datetime(*(int(p) for p in parts))
     except ValueError as exc:
         raise RollogError("bad_field", f"Hora imposible: {value!r}.") from exc
 
@@ -280,14 +277,10 @@ def check_typed(entry: Mapping[str, Any], names: Sequence[str], kind: type) -> N
 
 
 def check_common_fields(entry: Mapping[str, Any]) -> None:
-    check(
-        entry.get("v") == VERSION and is_int(entry.get("v")), "bad_version", "La entrada no es v1."
-    )
+    check(entry.get("v") == VERSION and is_int(entry.get("v")), "bad_version", "La entrada no es v1.")
     check_typed(entry, ("kind", "campaign"), str)
     check_typed(entry, ("seq",), int)
-    check(
-        CAMPAIGN_RE.fullmatch(entry["campaign"]), "bad_field", "Identificador de campaña no válido."
-    )
+    check(CAMPAIGN_RE.fullmatch(entry["campaign"]), "bad_field", "Identificador de campaña no válido.")
     check(entry["seq"] >= 0, "bad_field", "seq no puede ser negativo.")
     check_hex32(entry, "prev")
     parse_time(entry.get("time"))
@@ -374,9 +367,7 @@ def derivation_message(
     """The HMAC message M. Only values the server cannot steer go in."""
     parent_part = parent or "-"
     positions_part = ",".join(str(p) for p in positions or ()) or "-"
-    return ":".join(
-        ["rollog/v1", campaign, str(seq), client_seed, spec, parent_part, positions_part]
-    )
+    return ":".join(["rollog/v1", campaign, str(seq), client_seed, spec, parent_part, positions_part])
 
 
 def hmac_block(seed: bytes, message: str, index: int) -> bytes:
@@ -528,9 +519,7 @@ def check_reroll_link(entry: Mapping[str, Any], parent: LoadedEntry) -> None:
 
 def check_positions(positions: list[int], pool_size: int) -> None:
     check(
-        positions
-        and positions == sorted(set(positions))
-        and all(0 <= i < pool_size for i in positions),
+        positions and positions == sorted(set(positions)) and all(0 <= i < pool_size for i in positions),
         "bad_positions",
         f"Posiciones repetidas no válidas: {positions} (ordenadas, únicas, entre 0 y {pool_size - 1}).",
     )
@@ -552,9 +541,7 @@ def check_dice(entry: Mapping[str, Any], parent: LoadedEntry | None) -> DiceStre
     check_positions(positions, len(faces))
     for p in positions:
         stream.roll(faces[p])
-    check(
-        stream.dice == entry["drawn"], "dice_mismatch", "Los dados nuevos no salen de la semilla."
-    )
+    check(stream.dice == entry["drawn"], "dice_mismatch", "Los dados nuevos no salen de la semilla.")
     dice = list(parent.entry["dice"])
     for p, value in zip(positions, stream.dice, strict=True):
         dice[p] = value
@@ -597,16 +584,13 @@ def check_bundle_copies(bundle: Mapping[str, Any], loaded: LoadedEntry) -> None:
         )
 
 
-def check_head(
-    bundle: Mapping[str, Any], loaded: LoadedEntry, public_key: Ed25519PublicKey
-) -> None:
+def check_head(bundle: Mapping[str, Any], loaded: LoadedEntry, public_key: Ed25519PublicKey) -> None:
     if bundle.get("head") is None:
         return
     head = load_signed(bundle["head"], public_key)
     check_common_fields(head.entry)
     check(
-        head.entry["campaign"] == loaded.entry["campaign"]
-        and head.entry["seq"] >= loaded.entry["seq"],
+        head.entry["campaign"] == loaded.entry["campaign"] and head.entry["seq"] >= loaded.entry["seq"],
         "bad_head",
         "La cabeza del registro no es posterior a la tirada.",
     )
@@ -669,9 +653,7 @@ def describe(proof: RollProof) -> list[str]:
         "  firma Ed25519 válida con la clave fijada",
     ]
     if e["client_seed_source"] == "server":
-        lines.append(
-            "  AVISO: la semilla del cliente la puso el servidor; la equidad depende del operador."
-        )
+        lines.append("  AVISO: la semilla del cliente la puso el servidor; la equidad depende del operador.")
     lines += [f"  AVISO: {w}" for w in proof.warnings]
     return lines
 

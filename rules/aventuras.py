@@ -15,7 +15,7 @@ from fractions import Fraction
 from functools import cache
 from math import comb
 
-from rules.dice import DiceSource, check_dice, reroll_positions, roll_dice
+from rules.dice import DiceSource, check_dice, check_die, reroll_positions, roll_dice
 
 FACES = 6
 CHACHI = 6
@@ -102,7 +102,7 @@ def die_outcome(value: int, threshold: int = NORMAL_THRESHOLD) -> Outcome:
     # A4 — 1–3 failure, 4–5 success, 6 éxito chachi; A7 moves 4+ to 3+ or 5+.
     if not EASIEST_THRESHOLD <= threshold <= HARDEST_THRESHOLD:
         raise ValueError(f"El umbral de éxito va de 3+ a 5+, no {threshold}+.")
-    if value == CHACHI:
+    if check_die(value, FACES) == CHACHI:
         return Outcome.CHACHI
     return Outcome.SUCCESS if value >= threshold else Outcome.FAILURE
 

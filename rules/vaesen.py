@@ -193,9 +193,11 @@ class Conditions:
                 raise ValueError(f"Estados {kind} desconocidos: {sorted(unknown)}.")
 
     def of(self, kind: ConditionKind) -> frozenset[str]:
+        kind = ConditionKind(kind)
         return self.physical if kind is ConditionKind.PHYSICAL else self.mental
 
     def broken(self, kind: ConditionKind) -> bool:
+        kind = ConditionKind(kind)
         return self.broken_physical if kind is ConditionKind.PHYSICAL else self.broken_mental
 
     def penalty(self, kind: ConditionKind) -> int:
@@ -237,6 +239,7 @@ def suffer(
     add nothing. A physical blow on a character already physically Broken causes
     one more critical injury (V11).
     """
+    kind = ConditionKind(kind)
     _natural(count, "El número de estados")
     if count == 0:
         return Suffered(conditions, (), False, 0)
@@ -272,6 +275,7 @@ def heal(
     broken: bool = False,
 ) -> Conditions:
     """Remove the named conditions of ``kind`` and, if asked, the Broken state."""
+    kind = ConditionKind(kind)
     current = conditions.of(kind)
     missing = set(names) - current
     if missing:

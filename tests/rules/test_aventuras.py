@@ -82,6 +82,8 @@ def test_threshold_moves_to_three_or_five_and_opposites_cancel():
     assert a.roll(FixedDice([3, 4, 6]), 3, threshold=5).tally == Tally(0, 1)
     with pytest.raises(ValueError, match="3\\+ a 5\\+"):
         a.die_outcome(4, threshold=2)
+    with pytest.raises(ValueError, match="Un d6 no puede sacar 7"):
+        a.die_outcome(7)
 
 
 # --- Chachi conversion -------------------------------------------------------

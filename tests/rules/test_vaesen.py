@@ -163,7 +163,7 @@ def test_the_conditions_of_each_kind():
 
 def test_each_condition_taken_is_a_different_one_and_penalises_its_kind():
     # V9 — «tienes 1 dado menos en todas las tiradas relacionadas con atributos físicos o mentales»
-    first = v.suffer(v.Conditions(), PHYSICAL, 2, choices=["Herido"])
+    first = v.suffer(v.Conditions(), "físico", 2, choices=["Herido"])
     assert first.taken == ("Herido", "Exhausto")
     assert first.conditions.penalty(PHYSICAL) == 2
     assert first.conditions.penalty(MENTAL) == 0

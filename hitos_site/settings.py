@@ -209,4 +209,6 @@ LOGGING = {
     "disable_existing_loggers": False,
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "WARNING")},
+    # Django's own loggers would otherwise print twice (theirs and ours).
+    "loggers": {"django": {"handlers": ["console"], "level": "INFO", "propagate": False}},
 }

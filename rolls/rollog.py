@@ -459,9 +459,7 @@ def reroll_entry(
         extra=extra,
     )
     check(seq > base["seq"], "parent_mismatch", "La repetición va después de su tirada madre.")
-    message = derivation_message(
-        base["campaign"], seq, client_seed, base["spec"], parent.hash_hex, chosen
-    )
+    message = derivation_message(base["campaign"], seq, client_seed, base["spec"], parent.hash_hex, chosen)
     stream = dice_stream(seed, message)
     drawn = [stream.roll(faces[p]) for p in chosen]
     dice = list(base["dice"])

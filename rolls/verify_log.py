@@ -351,7 +351,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except RollogError as exc:
         print(f"ERROR: {exc.message}", file=sys.stderr)
         return 2
-    except (OSError, ValueError) as exc:
+    except (OSError, ValueError, RecursionError) as exc:
         print(f"ERROR: no se puede leer la exportación: {exc}", file=sys.stderr)
         return 2
     report = audit_log(refs, public_key)

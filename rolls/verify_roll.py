@@ -137,7 +137,7 @@ def decode_entry(entry_bytes: bytes) -> dict[str, Any]:
     """
     try:
         entry = json.loads(entry_bytes.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError) as exc:
+    except (ValueError, RecursionError) as exc:  # UnicodeDecodeError is a ValueError
         raise RollogError("not_canonical", "Los bytes de la entrada no son JSON UTF-8.") from exc
     check(isinstance(entry, dict), "not_canonical", "La entrada no es un objeto JSON.")
     check(
@@ -316,7 +316,7 @@ def check_roll_fields(entry: Mapping[str, Any]) -> None:
     if entry["kind"] == "roll":
         # The vectors carry parent/rerolled as null and leave `drawn` out.
         check(
-            entry.get("parent") is None and entry.get("rerolled") is None,
+            "parent" in entry and "rerolled" in entry and entry["parent"] is None and entry["rerolled"] is None,
             "bad_field",
             "Una tirada normal no tiene padre ni posiciones repetidas.",
         )
@@ -674,7 +674,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except RollogError as exc:
         print(f"ERROR: {exc.message}", file=sys.stderr)
         return 2
-    except (OSError, ValueError) as exc:
+    except (OSError, ValueError, RecursionError) as exc:
         print(f"ERROR: no se puede leer {args[0]}: {exc}", file=sys.stderr)
         return 2
     try:

@@ -580,3 +580,23 @@ def test_verifiers_need_only_stdlib_and_cryptography():
 
 def test_core_does_not_import_django():
     assert all(is_allowed(m, ("rolls.verify_roll",)) for m in imported_roots(REPO / "rolls" / "rollog.py"))
+
+
+def signed_raw(raw: bytes) -> SignedEntry:
+    hash_ = rollog.entry_hash(raw)
+    return SignedEntry(raw, hash_, KEY.sign(verify_roll.signed_message(hash_)))
+
+
+def test_plain_roll_must_carry_null_parent_and_rerolled(log):
+    entry = log[1].entry
+    del entry["parent"]
+    assert bundle_code(bundle(rollog.sign_entry(entry, KEY), log[0])) == "bad_field"
+
+
+def test_duplicate_keys_and_deep_nesting_are_not_canonical(log):
+    raw = log[1].entry_bytes
+    duplicated = raw[:-1] + b',"v":1}'
+    assert bundle_code(bundle(signed_raw(duplicated), log[0])) == "not_canonical"
+    nested = signed_raw(b'{"a":' + b"[" * 100_000 + b"]" * 100_000 + b"}")
+    document = bundle(log[1], log[0]) | nested.ref() | {"permalink": nested.permalink, "entry": None}
+    assert bundle_code(document) == "not_canonical"

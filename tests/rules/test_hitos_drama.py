@@ -1,0 +1,175 @@
+"""HITOS drama point economy and Degeneración."""
+
+import pytest
+
+from rules.hitos_drama import (
+    BANK,
+    DEGENERACION_LEVELS,
+    GM_POOL,
+    DegeneracionTrigger,
+    Side,
+    Transfer,
+    add_degeneracion,
+    apply_transfers,
+    arcane_degeneracion_instead,
+    arcane_knowledge_triggers,
+    complication_compensation,
+    degeneracion_description,
+    degeneracion_gain,
+    narrative_accepted,
+    narrative_activation,
+    narrative_refused,
+    negative_accepted,
+    negative_activation,
+    negative_cancelled,
+    positive_activation,
+    session_refresh,
+)
+from rules.hitos_options import HitosOptions
+
+ANA = Side("ana")
+BRUNO = Side("bruno")
+CULTIST = Side("sectario", npc=True)
+S001 = HitosOptions(npc_drama="affected_player")
+
+
+def run(balances, *effects):
+    for effect in effects:
+        balances = apply_transfers(balances, effect.transfers)
+    return balances
+
+
+# H13 — «que el jugador que activa el aspecto gaste un punto dramático (o que agote el aspecto)»
+def test_h13_h14_positive_activation_costs_one_point_or_exhausts():
+    assert run({"ana": 3}, positive_activation(ANA)) == {"ana": 2}
+    exhaust = positive_activation(ANA, exhaust=True)
+    assert (exhaust.transfers, exhaust.exhausts_aspect) == ((), True)
+
+
+# H27 — «Un jugador solo puede agotar los aspectos de su personaje»
+def test_h27_only_own_aspects_can_be_exhausted():
+    with pytest.raises(ValueError, match="solo puede agotar los aspectos de su propio personaje"):
+        positive_activation(ANA, exhaust=True, own_aspect=False)
+
+
+def test_activating_without_points_is_a_clear_error_and_changes_nothing():
+    balances = {"ana": 0}
+    with pytest.raises(ValueError, match="«ana» no tiene puntos dramáticos suficientes"):
+        run(balances, positive_activation(ANA))
+    assert balances == {"ana": 0}
+
+
+# H22 — «el personaje que activó el aspecto recuperará el punto que había gastado y, además, recibe el punto dramático gastado por el personaje que canceló la activación»
+def test_h22_cancel_nets_activator_plus_one_target_minus_one():
+    start = {"ana": 2, "bruno": 2}
+    declared = run(start, negative_activation(ANA, BRUNO))
+    assert declared == {"ana": 1, "bruno": 2}
+    assert run(declared, negative_cancelled(ANA, BRUNO)) == {"ana": 3, "bruno": 1}
+
+
+# H22 — S001 «aceptar la repetición y ganar un dado de drama o cancelar la repetición gastando un dado de drama propio»
+def test_h22_accept_nets_activator_minus_one_target_plus_one():
+    assert run({"ana": 2, "bruno": 2}, negative_activation(ANA, BRUNO), negative_accepted(ANA, BRUNO)) == {
+        "ana": 1,
+        "bruno": 3,
+    }
+
+
+# H24 — «Cualquier punto que ganen lo gana el director de juego, y cualquier punto que gasten proviene del director de juego»
+def test_h24_k6_npc_points_use_the_gm_pool():
+    start = {GM_POOL: 2, "ana": 1}
+    declared = run(start, negative_activation(CULTIST, ANA))
+    assert declared == {GM_POOL: 1, "ana": 1}
+    assert run(declared, negative_accepted(CULTIST, ANA)) == {GM_POOL: 1, "ana": 2}
+    assert run(declared, negative_cancelled(CULTIST, ANA)) == {GM_POOL: 3, "ana": 0}
+    # The player turns the tables on an NPC: the GM's pool gains or pays.
+    assert run({GM_POOL: 1, "ana": 1}, negative_activation(ANA, CULTIST), negative_accepted(ANA, CULTIST)) == {
+        GM_POOL: 2,
+        "ana": 0,
+    }
+    with pytest.raises(ValueError, match="El DJ no tiene puntos dramáticos suficientes"):
+        run({GM_POOL: 0}, positive_activation(CULTIST))
+
+
+# H25 — «tienen la opción de aceptarlo ganado un dado dramático o rechazarlo gastando uno de sus propios dados dramáticos»
+# K6 option — S001 «el director de juego entrega un dado dramático al jugar más directamente afectado por la acción del PNJ cuando activa un aspecto»
+def test_k6_s001_option_gm_gives_the_affected_player_a_point():
+    assert run({"ana": 0}, positive_activation(CULTIST, affected=ANA, options=S001)) == {"ana": 1}
+    declared = run({"ana": 1}, negative_activation(CULTIST, ANA, S001))
+    assert declared == {"ana": 1}
+    assert run(declared, negative_accepted(CULTIST, ANA, S001)) == {"ana": 2}
+    assert run(declared, negative_cancelled(CULTIST, ANA, S001)) == {"ana": 0}
+
+
+# H23 — «el punto dramático que gastas lo gana el personaje afectado, aunque este puede rechazar tu elemento narrativo pagándote un punto dramático»
+def test_h23_narrative_element():
+    spent = run({"ana": 1, "bruno": 1}, narrative_activation(ANA))
+    assert spent == {"ana": 0, "bruno": 1}
+    assert run(spent, narrative_accepted(BRUNO)) == {"ana": 0, "bruno": 2}
+    assert run(spent, narrative_refused(ANA, BRUNO)) == {"ana": 2, "bruno": 0}
+
+
+# H26 — «Al comienzo de cada sesión de juego, un personaje tendrá tantos puntos dramáticos como su valor de Drama»
+# H26 — «se merece una compensación en forma de un punto dramático»
+def test_h26_session_refresh_and_complications():
+    assert session_refresh(5) == 5
+    assert run({"ana": 0}, complication_compensation(ANA)) == {"ana": 1}
+    with pytest.raises(ValueError):
+        session_refresh(-1)
+
+
+# H92 — «el jugador puede elegir que su personaje gane un punto de Degeneración en lugar de gastar un punto dramático»
+def test_h92_arcane_activation_degeneracion_instead_of_a_point():
+    chosen = arcane_degeneracion_instead(ANA)
+    assert (chosen.transfers, chosen.degeneracion) == ((), 1)
+    # H92 — «El director de juego puede forzar esta elección, pero entonces el jugador recibe un punto dramático adicional»
+    forced = positive_activation(ANA, arcane=True, gm_forces_degeneracion=True)
+    assert forced.degeneracion == 1
+    assert run({"ana": 0}, forced) == {"ana": 1}
+    with pytest.raises(ValueError, match="habilidad arcana"):
+        positive_activation(ANA, gm_forces_degeneracion=True)
+
+
+def test_transfers_must_be_positive():
+    with pytest.raises(ValueError, match="debe ser positiva"):
+        apply_transfers({"ana": 1}, [Transfer("ana", BANK, 0)])
+
+
+# H90 — «hay diversas formas de que esta puntuación aumente durante el juego, pero ninguna de que disminuya»
+# H94 — «Es ya una criatura de los Mitos y como tal no puede interpretarse más por su jugador»
+def test_h90_h94_degeneracion_only_rises_and_ten_is_an_npc():
+    assert add_degeneracion(3, 1).after == 4
+    change = add_degeneracion(9, 2)
+    assert (change.after, change.becomes_npc) == (10, True)
+    with pytest.raises(ValueError, match="nunca disminuye"):
+        add_degeneracion(3, -1)
+    with pytest.raises(ValueError, match="entre 0 y 10"):
+        add_degeneracion(11, 0)
+
+
+# H91 — «alcance un múltiplo de cinco, el personaje gana un punto de Degeneración»
+def test_h91_reaching_multiples_of_five():
+    assert arcane_knowledge_triggers(3, 5) == 1
+    assert arcane_knowledge_triggers(5, 9) == 0
+    assert arcane_knowledge_triggers(4, 11) == 2
+    assert arcane_knowledge_triggers(6, 6) == 0
+
+
+# H93 — «cuando el personaje pierde todos sus puntos de Resistencia como consecuencia de un daño sobrenatural directo»
+# K12 — +1 per triggering event, not per clause.
+def test_h93_k12_one_point_per_event():
+    horror_that_drives_mad = {DegeneracionTrigger.MIND_LOST, DegeneracionTrigger.ENLOQUECIDO}
+    spell_that_kills = {DegeneracionTrigger.BODY_LOST, DegeneracionTrigger.MORIBUNDO}
+    assert degeneracion_gain([horror_that_drives_mad]) == 1
+    assert degeneracion_gain([horror_that_drives_mad, spell_that_kills, ["activacion_arcana"]]) == 3
+    assert degeneracion_gain([set()]) == 0
+    with pytest.raises(ValueError):
+        degeneracion_gain([["mal_de_ojo"]])
+
+
+def test_degeneracion_levels_are_the_eleven_descriptions_of_s001():
+    assert len(DEGENERACION_LEVELS) == 11
+    assert degeneracion_description(0) == "El personaje es completamente humano."
+    assert degeneracion_description(10).endswith("controlado por del director de juego.")
+    with pytest.raises(ValueError):
+        degeneracion_description(11)

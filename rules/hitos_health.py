@@ -214,10 +214,14 @@ def stabilise_mind(meter: Meter, test: CheckResult) -> StabiliseOutcome:
     return _stabilise(meter, test, MentalState.TRASTORNADO, False)
 
 
+# A failed stabilisation leaves the character as they were.
+_STATE_ON_FAILURE = {HealthState.INCAPACITADO: HealthState.MORIBUNDO, MentalState.TRASTORNADO: MentalState.ENLOQUECIDO}
+
+
 def _stabilise(meter: Meter, test: CheckResult, state: str, secuela_always: bool) -> StabiliseOutcome:
     consolidated = meter.crosses > 0
     if not test.success:
-        return StabiliseOutcome(False, meter, 0, STATE_FOR_FAILURE[state], False)
+        return StabiliseOutcome(False, meter, 0, _STATE_ON_FAILURE[state], False)
     if meter.slashes:
         recovered = min(test.roll.m, meter.slashes)
         after = meter.stabilise(recovered)
@@ -225,9 +229,6 @@ def _stabilise(meter: Meter, test: CheckResult, state: str, secuela_always: bool
         recovered = min(1, meter.crosses)
         after = meter.heal(recovered)
     return StabiliseOutcome(True, after, recovered, state, secuela_always or consolidated)
-
-
-STATE_FOR_FAILURE = {HealthState.INCAPACITADO: HealthState.MORIBUNDO, MentalState.TRASTORNADO: MentalState.ENLOQUECIDO}
 
 
 class Aspect(StrEnum):

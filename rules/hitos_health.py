@@ -112,6 +112,26 @@ def state_penalty(
     return min(0, penalty + painkiller.value)
 
 
+_ORDER = {state: i for i, state in enumerate([*HealthState, *MentalState])}
+_SECUELA_FROM = {HealthState: HealthState.INCAPACITADO, MentalState: MentalState.TRASTORNADO}
+_SECUELA_UNTIL = {HealthState: HealthState.SANO, MentalState: MentalState.CUERDO}
+
+
+def temporary_secuela_change(before: HealthState | MentalState, after: HealthState | MentalState) -> str | None:
+    """H65 — reaching Incapacitado gives a temporary secuela, lost on returning
+    to Sano; H89 — reaching Trastornado gives a temporary disorder, lost on
+    returning to Cuerdo. Returns "gana", "pierde" (if the character has one) or None."""
+    kind = type(before)
+    if type(after) is not kind:
+        raise ValueError("Los dos estados deben ser ambos físicos o ambos mentales.")
+    threshold = _ORDER[_SECUELA_FROM[kind]]
+    if _ORDER[before] < threshold <= _ORDER[after]:
+        return "gana"
+    if _ORDER[before] > _ORDER[_SECUELA_UNTIL[kind]] and after is _SECUELA_UNTIL[kind]:
+        return "pierde"
+    return None
+
+
 @dataclass(frozen=True, slots=True)
 class LossOutcome:
     before: Meter

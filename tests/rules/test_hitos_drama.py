@@ -156,6 +156,7 @@ def test_h91_reaching_multiples_of_five():
 
 
 # H93 — «cuando el personaje pierde todos sus puntos de Resistencia como consecuencia de un daño sobrenatural directo»
+# H59 — «Si un personaje llegó al estado moribundo debido a causas sobrenaturales»
 # K12 — +1 per triggering event, not per clause.
 def test_h93_k12_one_point_per_event():
     horror_that_drives_mad = {DegeneracionTrigger.MIND_LOST, DegeneracionTrigger.ENLOQUECIDO}

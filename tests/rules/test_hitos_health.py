@@ -29,6 +29,7 @@ from rules.hitos_health import (
     state_penalty,
     take_damage,
     take_imbalance,
+    temporary_secuela_change,
 )
 from rules.hitos_options import HitosOptions
 from rules.meters import Meter
@@ -288,3 +289,18 @@ def test_h81_q11_aspects_shift_the_level():
         horror("miedo", read_roll([2, 2, 5], Reading.POSITIVE), entereza=5)
     with pytest.raises(ValueError, match="Nivel de horror desconocido"):
         horror("terror", read_roll([2, 2, 5]), entereza=5)
+
+
+# H65 — «Un personaje incapacitado adquiere una secuela temporal»
+# H65 — «El personaje pierde su secuela temporal cuando recupera suficientes puntos de Resistencia para alcanzar el estado sano»
+# H89 — «Un personaje adquiere un trastorno temporal siempre que su estado mental alcanza el nivel trastornado»
+def test_h65_h89_temporary_secuelas_follow_the_state():
+    assert temporary_secuela_change(HealthState.HERIDO, HealthState.INCAPACITADO) == "gana"
+    assert temporary_secuela_change(HealthState.SANO, HealthState.MORIBUNDO) == "gana"
+    assert temporary_secuela_change(HealthState.INCAPACITADO, HealthState.HERIDO) is None
+    assert temporary_secuela_change(HealthState.HERIDO, HealthState.SANO) == "pierde"
+    assert temporary_secuela_change(MentalState.ALTERADO, MentalState.TRASTORNADO) == "gana"
+    assert temporary_secuela_change(MentalState.TRASTORNADO, MentalState.CUERDO) == "pierde"
+    assert temporary_secuela_change(MentalState.CUERDO, MentalState.ALTERADO) is None
+    with pytest.raises(ValueError):
+        temporary_secuela_change(HealthState.SANO, MentalState.CUERDO)

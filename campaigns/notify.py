@@ -1,0 +1,264 @@
+"""Notifications: the in-site list and the e-mails each user asked for.
+
+The services call these functions inside their transaction. Rows are written
+at once; e-mails go out only after the transaction commits, so a rolled-back
+post never mails anyone. Texts are rendered in each recipient's language
+(Spanish unless they chose otherwise) and stored as plain text: templates
+escape them when they show them.
+
+E-mail preferences (``User.email_notifications``):
+
+- ``immediate``: every notification is e-mailed at once;
+- ``gm_only``: posts are e-mailed at once only when the GM or a co-GM wrote
+  them; applications and moderation at once; nothing goes to the digest;
+- ``digest``: nothing now, the ``send_digest`` command collects them;
+- ``never``: no e-mail at all.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable
+
+from django.conf import settings
+from django.core.mail import EmailMessage, mailers
+from django.db import transaction
+from django.template.loader import render_to_string
+from django.urls import NoReverseMatch, reverse
+from django.utils import timezone, translation
+from django.utils.text import Truncator
+from django.utils.translation import gettext as _
+
+from accounts.models import User
+from campaigns.models import Application, Campaign, Membership, Notification, Post, Role
+
+logger = logging.getLogger(__name__)
+
+_TEXT_LENGTH = Notification._meta.get_field("text").max_length
+_URL_LENGTH = Notification._meta.get_field("url").max_length
+
+
+def site_url(path: str) -> str:
+    """The absolute address of a site path, for e-mails and feeds."""
+    base = getattr(settings, "SITE_URL", "http://127.0.0.1:8000").rstrip("/")
+    return f"{base}{path}"
+
+
+def user_language(user) -> str:
+    return user.language or settings.LANGUAGE_CODE
+
+
+def _short(text: str) -> str:
+    return Truncator(" ".join(str(text).split())).chars(_TEXT_LENGTH)
+
+
+def _wants_mail_now(user, *, kind: str, from_gm: bool) -> bool:
+    choice = user.email_notifications
+    Choice = User.EmailChoice
+    if not user.is_active or not user.email or choice == Choice.NEVER or choice == Choice.DIGEST:
+        return False
+    if choice == Choice.IMMEDIATE:
+        return True
+    # gm_only: posts only when the direction wrote them; everything addressed
+    # to the user personally (applications, moderation) at once.
+    if kind in (Notification.Kind.POST, Notification.Kind.ADDRESSED):
+        return from_gm
+    return True
+
+
+def _gm_ids(campaign: Campaign) -> set[int]:
+    cogms = Membership.objects.active().filter(campaign=campaign, role=Role.COGM).values_list("user_id", flat=True)
+    return {campaign.gm_id, *cogms}
+
+
+# --- posts -------------------------------------------------------------------
+
+
+def post_readers(post: Post) -> tuple[set[int], set[int]]:
+    """The ids of the users who may read ``post`` and the ids of the GM and
+    co-GMs among them (a constant number of queries).
+
+    A reader must be the GM or an active member, see the scene (all-members
+    scene or chosen participant; the GM always) and be among the post's
+    recipients (everyone; the direction only; chosen members plus the
+    direction). The author is included when they qualify; callers drop them.
+    """
+    scene = post.scene
+    campaign = scene.campaign
+    members = dict(Membership.objects.active().filter(campaign=campaign).values_list("user_id", "role"))
+    gm_ids = {campaign.gm_id} | {user_id for user_id, role in members.items() if role == Role.COGM}
+    if scene.everyone:
+        seeing = set(members)
+    else:
+        participants = set(scene.participants.values_list("pk", flat=True))
+        seeing = set(members) & participants
+    seeing |= gm_ids
+    if post.recipients == Post.Recipients.ALL:
+        readers = seeing
+    elif post.recipients == Post.Recipients.GM:
+        readers = set(gm_ids)
+    else:
+        chosen = set(post.chosen_recipients.values_list("pk", flat=True))
+        readers = (seeing & chosen) | gm_ids
+    return readers, gm_ids
+
+
+def _post_text(post: Post, kind: str) -> str:
+    scene = post.scene
+    values = {"speaker": post.speaker_name, "scene": scene.title, "campaign": scene.campaign.title}
+    if kind == Notification.Kind.ADDRESSED:
+        return _("%(speaker)s te ha escrito un mensaje privado en «%(scene)s» (%(campaign)s).") % values
+    return _("%(speaker)s ha escrito en «%(scene)s» (%(campaign)s).") % values
+
+
+def post_created(post: Post) -> list[Notification]:
+    """Notify everyone who can read the new post, except its author.
+
+    Side effects: one Notification per reader (kind ADDRESSED for a post to
+    the direction or to chosen members, POST otherwise; ``from_gm`` when the
+    author directs the campaign), and after commit an e-mail to those whose
+    preference asks for one now.
+    """
+    post = Post.objects.select_related("scene__campaign", "author", "character").get(pk=post.pk)
+    readers, gm_ids = post_readers(post)
+    readers.discard(post.author_id)
+    if not readers:
+        return []
+    users = list(User.objects.filter(pk__in=readers, is_active=True).order_by("pk"))
+    kind = Notification.Kind.POST if post.recipients == Post.Recipients.ALL else Notification.Kind.ADDRESSED
+    from_gm = post.author_id in gm_ids
+    url = post.get_absolute_url()[:_URL_LENGTH]
+    texts: dict[str, str] = {}
+    notifications = []
+    for user in users:
+        language = user_language(user)
+        if language not in texts:
+            with translation.override(language):
+                texts[language] = _short(_post_text(post, kind))
+        notifications.append(
+            Notification(
+                user=user,
+                campaign=post.scene.campaign,
+                post=post,
+                kind=kind,
+                text=texts[language],
+                url=url,
+                from_gm=from_gm,
+            )
+        )
+    created = Notification.objects.bulk_create(notifications)
+    _mail_after_commit(created)
+    return created
+
+
+# --- applications and moderation ---------------------------------------------
+
+
+def application_received(application: Application) -> list[Notification]:
+    """Tell the GM and co-GMs that someone applied."""
+    campaign = application.campaign
+    applicant = application.user
+    users = User.objects.filter(pk__in=_gm_ids(campaign), is_active=True).order_by("pk")
+    url = _dashboard_url(campaign)
+
+    def text() -> str:
+        return _("%(user)s quiere unirse a «%(campaign)s».") % {
+            "user": applicant.public_name,
+            "campaign": campaign.title,
+        }
+
+    return _notify_each(users, campaign=campaign, kind=Notification.Kind.APPLICATION, url=url, text=text)
+
+
+def application_decided(application: Application) -> list[Notification]:
+    """Tell the applicant whether they were accepted, with the GM's answer."""
+    campaign = application.campaign
+    accepted = application.status == Application.Status.ACCEPTED
+
+    def text() -> str:
+        values = {"campaign": campaign.title, "answer": application.answer}
+        if accepted:
+            message = _("Te han aceptado en «%(campaign)s».") % values
+        else:
+            message = _("Han rechazado tu solicitud para «%(campaign)s».") % values
+        if application.answer:
+            message = _("%(message)s Respuesta: %(answer)s") % {"message": message, "answer": application.answer}
+        return message
+
+    return _notify_each(
+        [application.user],
+        campaign=campaign,
+        kind=Notification.Kind.APPLICATION,
+        url=campaign.get_absolute_url(),
+        text=text,
+    )
+
+
+def moderation(campaign: Campaign, user, text: str, post: Post | None = None) -> list[Notification]:
+    """Tell a member about a GM action on them or on their content.
+
+    ``text`` comes already translated from the service.
+    """
+    url = post.get_absolute_url() if post is not None else campaign.get_absolute_url()
+    return _notify_each(
+        [user], campaign=campaign, kind=Notification.Kind.MODERATION, url=url, text=lambda: str(text), post=post
+    )
+
+
+def _dashboard_url(campaign: Campaign) -> str:
+    try:
+        return reverse("campaigns:dashboard", args=[campaign.slug])
+    except NoReverseMatch:  # The dashboard route may not exist yet; the campaign page will do.
+        return campaign.get_absolute_url()
+
+
+def _notify_each(users: Iterable, *, campaign: Campaign, kind: str, url: str, text, post: Post | None = None):
+    notifications = []
+    for user in users:
+        with translation.override(user_language(user)):
+            body = _short(text())
+        notifications.append(
+            Notification(user=user, campaign=campaign, post=post, kind=kind, text=body, url=url[:_URL_LENGTH])
+        )
+    created = Notification.objects.bulk_create(notifications)
+    _mail_after_commit(created)
+    return created
+
+
+# --- e-mail ------------------------------------------------------------------
+
+
+def _mail_after_commit(notifications: list[Notification]) -> None:
+    due = [n for n in notifications if _wants_mail_now(n.user, kind=n.kind, from_gm=n.from_gm)]
+    if due:
+        transaction.on_commit(lambda: send_now(due))
+
+
+def notification_email(notification: Notification) -> EmailMessage:
+    user = notification.user
+    with translation.override(user_language(user)):
+        context = {
+            "user": user,
+            "notification": notification,
+            "link": site_url(notification.url),
+            "profile_link": site_url(reverse("accounts:profile")),
+        }
+        subject = _short(render_to_string("campaigns/email/notification_subject.txt", context).strip())
+        body = render_to_string("campaigns/email/notification.txt", context)
+    return EmailMessage(subject=subject, body=body, to=[user.email])
+
+
+def send_now(notifications: list[Notification]) -> int:
+    """E-mail these notifications, one message each, and mark them e-mailed.
+
+    A mail server failure is logged, not raised: the post or the decision is
+    already saved, and the notification stays in the in-site list.
+    """
+    messages = [notification_email(n) for n in notifications]
+    try:
+        mailers.default.send_messages(messages)
+    except Exception:
+        logger.exception("Could not send %d notification e-mails", len(messages))
+        return 0
+    Notification.objects.filter(pk__in=[n.pk for n in notifications]).update(emailed_at=timezone.now())
+    return len(messages)

@@ -234,7 +234,7 @@ def test_h10_extended_action_counts_successes_until_complete():
         extended_progress([], 0)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(three_d10)
 def test_positive_value_is_never_below_m_big(dice):
     roll = read_roll(dice, Reading.POSITIVE)
@@ -242,7 +242,7 @@ def test_positive_value_is_never_below_m_big(dice):
     assert roll.value in (roll.M, 2 * roll.C, 3 * roll.C)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(three_d10)
 def test_negative_value_is_never_above_m(dice):
     roll = read_roll(dice, Reading.NEGATIVE)

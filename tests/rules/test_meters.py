@@ -113,7 +113,7 @@ def test_negative_points_are_clear_errors():
         Meter(10).heal(-3)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(meters(), st.lists(st.tuples(st.sampled_from(["mark", "cons", "heal", "stab", "shock", "all"]), points)))
 def test_a_meter_never_holds_more_marks_than_its_capacity(meter, operations):
     for name, n in operations:
@@ -137,7 +137,7 @@ def test_a_meter_never_holds_more_marks_than_its_capacity(meter, operations):
         meter = after
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(meters())
 def test_shock_never_increases_the_points_lost(meter):
     after = meter.shock()

@@ -33,16 +33,30 @@ class SignUpForm(UserCreationForm):
 class ProfileForm(forms.ModelForm):
     class Meta:
         model = User
-        fields = ("display_name", "language")
-        labels = {"language": _("Idioma preferido")}
+        fields = ("display_name", "language", "email_notifications")
+        labels = {"language": _("Idioma preferido"), "email_notifications": _("Avisos por correo")}
+        help_texts = {
+            "email_notifications": _(
+                "Cuándo te escribimos por mensajes nuevos en escenas que ves, mensajes para ti, respuestas a "
+                "tus solicitudes y acciones de la dirección. Los avisos siguen apareciendo en la web sea cual "
+                "sea tu elección."
+            )
+        }
+        widgets = {"email_notifications": forms.RadioSelect}
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self.fields["language"].choices = [("", _("El de mi navegador"))] + [
             (code, name) for code, name in self.fields["language"].choices if code
         ]
+        # A form that leaves the choice out (an older page, a script) keeps
+        # the current preference rather than failing.
+        self.fields["email_notifications"].required = False
         self.helper = FormHelper()
         self.helper.add_input(Submit("submit", _("Guardar perfil")))
 
     def clean_display_name(self) -> str:
         return " ".join(self.cleaned_data["display_name"].split())
+
+    def clean_email_notifications(self) -> str:
+        return self.cleaned_data["email_notifications"] or self.instance.email_notifications

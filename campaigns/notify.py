@@ -262,3 +262,17 @@ def send_now(notifications: list[Notification]) -> int:
         return 0
     Notification.objects.filter(pk__in=[n.pk for n in notifications]).update(emailed_at=timezone.now())
     return len(messages)
+
+
+# --- reading -----------------------------------------------------------------
+
+
+def notification_mark_read(*, notification: Notification) -> None:
+    if notification.read_at is None:
+        notification.read_at = timezone.now()
+        notification.save(update_fields=["read_at"])
+
+
+def notifications_mark_all_read(*, user) -> int:
+    """Mark every unread notification of the user read; returns how many."""
+    return Notification.objects.filter(user=user, read_at__isnull=True).update(read_at=timezone.now())

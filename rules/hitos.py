@@ -125,6 +125,16 @@ class HitosRoll(_RollFields):
         return max(self.dice)
 
     @property
+    def labels(self) -> tuple[str, str, str]:
+        """The letter of each raw die, for the roll card: ``(5, 4, 5)`` is
+        ``("C", "m", "M")``. Among equal dice the earlier takes the lower letter."""
+        order = sorted(range(DICE), key=self.dice.__getitem__)
+        labels = ["", "", ""]
+        for letter, position in zip(("m", "C", "M"), order, strict=True):
+            labels[position] = letter
+        return (labels[0], labels[1], labels[2])
+
+    @property
     def tens(self) -> int:
         return self.dice.count(10)
 

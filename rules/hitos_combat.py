@@ -137,6 +137,11 @@ def critical_effect(result: CheckResult, *, is_attack: bool = False) -> Critical
     return None
 
 
+def initiative_total(roll: HitosRoll, iniciativa: int, modifier: int = 0) -> int:
+    """H40 — an initiative roll is C + Iniciativa (+ modifiers), once per combat."""
+    return roll.C + iniciativa + modifier
+
+
 @dataclass(frozen=True, slots=True)
 class InitiativeEntry:
     id: str

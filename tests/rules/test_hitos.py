@@ -37,6 +37,12 @@ def test_h1_sorting_is_a_reading_and_ties_are_allowed():
     assert (read_roll([6, 6, 6]).m, read_roll([6, 6, 6]).C, read_roll([6, 6, 6]).M) == (6, 6, 6)
 
 
+def test_labels_name_each_raw_die_for_the_roll_card():
+    assert read_roll([5, 4, 5]).labels == ("C", "m", "M")
+    assert read_roll([9, 1, 5]).labels == ("M", "m", "C")
+    assert read_roll([6, 6, 6]).labels == ("m", "C", "M")
+
+
 def test_roll_3d10_draws_in_order_from_the_source():
     roll = roll_3d10(FixedDice([9, 1, 5]))
     assert roll.dice == (9, 1, 5)

@@ -19,6 +19,7 @@ from rules.hitos_combat import (
     defence_difficulty,
     fall_code,
     initiative_order,
+    initiative_total,
     weapons_from_data,
     weapons_to_data,
 )
@@ -155,6 +156,12 @@ def test_h40_k5_initiative_ties_by_score_then_roll_off():
     )
     order = initiative_order([a, b, c, d])
     assert [[e.id for e in group] for group in order] == [["b"], ["a", "d"], ["c"]]
+
+
+# H40 — S001 «Se realiza una única tirada de iniciativa para todo el combate»
+def test_h40_initiative_total_is_c_plus_iniciativa():
+    assert initiative_total(read_roll([2, 9, 6]), 7) == 13
+    assert initiative_total(read_roll([2, 9, 6]), 7, modifier=-2) == 11
 
 
 # H40 — S001 «en caso de empate entre varios combatientes se realiza una nueva prueba solo entre ellos»

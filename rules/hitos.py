@@ -273,6 +273,27 @@ class CheckResult(NamedTuple):
     def fumble(self) -> bool:
         return self.fumble_level > 0
 
+    def to_dict(self) -> dict[str, object]:
+        """Plain JSON-ready data for the roll card and the roll log."""
+        roll = self.roll
+        low, mid, high = roll.sorted
+        return {
+            "dice": list(roll.dice),
+            "labels": list(roll.labels),
+            "reading": roll.reading.value,
+            "m": low,
+            "C": mid,
+            "M": high,
+            "value": self.value,
+            "modifier": self.modifier,
+            "total": self.total,
+            "difficulty": self.difficulty,
+            "margin": self.margin,
+            "success": self.success,
+            "critical_level": self.critical_level,
+            "fumble_level": self.fumble_level,
+        }
+
 
 def check(
     roll: HitosRoll,

@@ -60,6 +60,25 @@ def test_h2_jeremy_picks_the_lock():
     assert result.margin == 1
 
 
+def test_check_result_as_plain_data():
+    assert check(read_roll([9, 1, 5]), 11, 15).to_dict() == {
+        "dice": [9, 1, 5],
+        "labels": ["M", "m", "C"],
+        "reading": "normal",
+        "m": 1,
+        "C": 5,
+        "M": 9,
+        "value": 5,
+        "modifier": 11,
+        "total": 16,
+        "difficulty": 15,
+        "margin": 1,
+        "success": True,
+        "critical_level": 0,
+        "fumble_level": 0,
+    }
+
+
 # H3 — «Si el resultado de la tirada es igual o mayor que la dificultad la acción tiene éxito»
 def test_h3_equal_to_the_difficulty_succeeds_by_default():
     assert check(read_roll([2, 5, 8]), 10, 15).success is True

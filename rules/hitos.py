@@ -1,10 +1,12 @@
 """HITOS core: reading a 3d10 roll, checks, activations, opposed and extended rolls.
 
 Rule ids (H1 …, K1 …, Q1 …) refer to ``rules-spec.md``. The rest of HITOS lives
-in sibling modules: ``hitos_options`` (campaign options), ``hitos_scores``
-(derived scores, creation), ``hitos_combat`` (damage, armour, initiative),
-``hitos_health`` (states, meters in play, healing, horror) and ``hitos_drama``
-(drama points and Degeneración). ``meters`` holds the slash/cross meter.
+in sibling modules: ``hitos_options`` (campaign options), ``hitos_codes``
+(damage codes), ``hitos_scores`` (derived scores, creation), ``hitos_combat``
+(attack, damage, armour, initiative), ``hitos_health`` (states, meters in play,
+healing, horror), ``hitos_hazards`` (fire, poison, arcane skills) and
+``hitos_drama`` (drama points and Degeneración). ``meters`` holds the
+slash/cross meter and ``probability`` the exact chances. See docs/rules.md.
 """
 
 from __future__ import annotations
@@ -32,7 +34,6 @@ DIFFICULTY_SCALE: tuple[tuple[str, int], ...] = (
     ("Extremadamente difícil", 30),
     ("Casi imposible", 35),
 )
-_new_tuple = tuple.__new__
 _DIFFICULTY_BY_KEY = {name.casefold(): value for name, value in DIFFICULTY_SCALE}
 
 
@@ -293,6 +294,11 @@ class CheckResult(NamedTuple):
             "critical_level": self.critical_level,
             "fumble_level": self.fumble_level,
         }
+
+
+# Building the result tuple directly skips NamedTuple's argument parsing; a
+# check is the hot path of the probability tools and the benchmark.
+_new_tuple = tuple.__new__
 
 
 def check(

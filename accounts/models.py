@@ -21,6 +21,20 @@ class User(AbstractUser):
         help_text=_("Idioma de la web cuando inicias sesión. Vacío: el del navegador."),
     )
 
+    class EmailChoice(models.TextChoices):
+        IMMEDIATE = "immediate", _("En el momento")
+        DIGEST = "digest", _("Un resumen diario")
+        GM_ONLY = "gm_only", _("Solo cuando escribe la dirección")
+        NEVER = "never", _("Nunca")
+
+    email_notifications = models.CharField(
+        _("avisos por correo"),
+        max_length=10,
+        choices=EmailChoice.choices,
+        default=EmailChoice.DIGEST,
+        help_text=_("Mensajes nuevos en escenas que ves, mensajes para ti y respuestas a tus solicitudes."),
+    )
+
     class Meta:
         verbose_name = _("usuario")
         verbose_name_plural = _("usuarios")

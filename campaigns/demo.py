@@ -1,7 +1,7 @@
 """The demo campaign that ``make run`` loads, idempotently.
 
-Later features add their part here (scenes, posts, sheets, rolls), always
-with get-or-create so that running it again reuses what exists.
+Each part is created only when missing, so running it again reuses what
+exists. Later features add their part here (sheets, rolls).
 """
 
 from dataclasses import dataclass
@@ -9,7 +9,10 @@ from dataclasses import dataclass
 from django.db import transaction
 
 from accounts.models import User
-from campaigns.models import Campaign, System, Visibility
+from campaigns import services
+from campaigns.models import Campaign, CampaignStatus, Membership, Post, Role, System, Visibility
+from campaigns.permissions import campaign_access
+from sheets.models import Character
 
 DEMO_PASSWORD = "demo-hitos-2026"
 DEMO_CAMPAIGN_SLUG = "la-mansion-de-las-sombras"
@@ -19,14 +22,83 @@ DEMO_CAMPAIGN_SLUG = "la-mansion-de-las-sombras"
 class DemoUser:
     username: str
     display_name: str
-    role: str
+    character: str
 
 
 DEMO_USERS = (
-    DemoUser("directora", "Directora (DJ)", "gm"),
-    DemoUser("ana", "Ana", "player"),
-    DemoUser("bruno", "Bruno", "player"),
+    DemoUser("directora", "Directora (DJ)", ""),
+    DemoUser("ana", "Ana", "Inés Albarrán"),
+    DemoUser("bruno", "Bruno", "Tomás Quiroga"),
 )
+
+
+def _user(demo: DemoUser) -> tuple[User, bool]:
+    user, created = User.objects.get_or_create(
+        username=demo.username,
+        defaults={"display_name": demo.display_name, "email": f"{demo.username}@demo.invalid", "language": "es"},
+    )
+    if created:
+        user.set_password(DEMO_PASSWORD)
+        user.save(update_fields=["password"])
+    return user, created
+
+
+def _story(campaign: Campaign, gm: User, ana: User, bruno: User) -> None:
+    ines = Character.objects.get(campaign=campaign, owner=ana)
+    tomas = Character.objects.get(campaign=campaign, owner=bruno)
+    gm_access = campaign_access(gm, campaign)
+    ana_access = campaign_access(ana, campaign)
+    bruno_access = campaign_access(bruno, campaign)
+    offgame = campaign.scenes.get(is_offgame=True)
+
+    hall = services.scene_create(
+        campaign=campaign,
+        title="1. La verja oxidada",
+        description="Madrid, otoño de 1923. La mansión Albarrán lleva veinte años cerrada.",
+        aspects=["Niebla espesa", "La verja chirría"],
+    )
+    services.post_create(
+        access=gm_access,
+        scene=hall,
+        voice=Post.Voice.NPC,
+        npc_name="El cochero",
+        body="—Hasta aquí llego, señores. Ni por todo el oro de Madrid cruzo esa verja.",
+    )
+    services.post_create(
+        access=ana_access,
+        scene=hall,
+        voice=Post.Voice.CHARACTER,
+        character=ines,
+        body="Inés se ajusta los guantes y empuja la verja. *Es la casa de mi abuelo; no pienso quedarme fuera.*",
+        note="¿Puedo tirar Percepción para ver si hay huellas recientes en el barro?",
+    )
+    services.post_create(
+        access=bruno_access,
+        scene=hall,
+        voice=Post.Voice.CHARACTER,
+        character=tomas,
+        body="Tomás levanta el farol. —Después de usted, señorita Albarrán.",
+    )
+    services.post_create(
+        access=bruno_access,
+        scene=hall,
+        voice=Post.Voice.OOC,
+        body="Directora: Tomás lleva encima el revólver del que hablamos, ¿vale?",
+        recipients=Post.Recipients.GM,
+    )
+    spam = services.post_create(
+        access=bruno_access,
+        scene=offgame,
+        voice=Post.Voice.OOC,
+        body="¡Vendo dados de la suerte! Escríbeme por privado.",
+    )
+    services.post_hide(post=spam, actor=gm, reason="Publicidad: no es el sitio.")
+    services.post_create(
+        access=gm_access,
+        scene=offgame,
+        voice=Post.Voice.OOC,
+        body="Bienvenidos. Intentad escribir al menos un mensaje cada dos días.",
+    )
 
 
 @transaction.atomic
@@ -35,26 +107,30 @@ def demo_load() -> tuple[list[tuple[DemoUser, bool]], Campaign]:
     users = []
     accounts = {}
     for demo in DEMO_USERS:
-        user, created = User.objects.get_or_create(
-            username=demo.username,
-            defaults={
-                "display_name": demo.display_name,
-                "email": f"{demo.username}@demo.invalid",
-                "language": "es",
-            },
-        )
-        if created:
-            user.set_password(DEMO_PASSWORD)
-            user.save(update_fields=["password"])
+        user, created = _user(demo)
         accounts[demo.username] = user
         users.append((demo, created))
-    campaign, _ = Campaign.objects.get_or_create(
-        slug=DEMO_CAMPAIGN_SLUG,
-        defaults={
-            "title": "La mansión de las sombras",
-            "system": System.HITOS,
-            "visibility": Visibility.PUBLIC,
-            "gm": accounts["directora"],
-        },
-    )
+    gm = accounts["directora"]
+    campaign = Campaign.objects.filter(slug=DEMO_CAMPAIGN_SLUG).first()
+    if campaign is None:
+        campaign = services.campaign_create(
+            gm=gm,
+            title="La mansión de las sombras",
+            system=System.HITOS,
+            visibility=Visibility.PUBLIC,
+            status=CampaignStatus.PLAYING,
+            description="Una partida de **HITOS** en el Madrid de los años veinte. Terror, misterio y una casa que no quiere visitas.",
+        )
+        campaign.slug = DEMO_CAMPAIGN_SLUG
+        campaign.save(update_fields=["slug"])
+    for demo in DEMO_USERS[1:]:
+        player = accounts[demo.username]
+        Membership.objects.get_or_create(campaign=campaign, user=player, defaults={"role": Role.PLAYER})
+        Character.objects.get_or_create(
+            campaign=campaign,
+            owner=player,
+            defaults={"name": demo.character, "status": Character.Status.APPROVED},
+        )
+    if not Post.objects.filter(scene__campaign=campaign).exists():
+        _story(campaign, gm, accounts["ana"], accounts["bruno"])
     return users, campaign

@@ -1,7 +1,19 @@
+"""Campaigns, membership, scenes, posts and the records moderation keeps.
+
+Posts store their rendered, sanitised HTML next to the Markdown source; pages
+show the stored HTML and never render Markdown themselves. Nothing here is
+deleted from the UI: posts are hidden, members leave or are removed, scenes
+are archived.
+"""
+
+import secrets
+from datetime import timedelta
+
 from django.conf import settings
 from django.db import models
-from django.db.models import Q
+from django.db.models import Exists, OuterRef, Q
 from django.urls import reverse
+from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
 
@@ -16,35 +28,71 @@ class Visibility(models.TextChoices):
     PRIVATE = "private", _("Privada")
 
 
+class CampaignStatus(models.TextChoices):
+    RECRUITING = "recruiting", _("Buscando jugadores")
+    PLAYING = "playing", _("En juego")
+    FINISHED = "finished", _("Terminada")
+
+
+class Role(models.TextChoices):
+    COGM = "cogm", _("Codirector")
+    PLAYER = "player", _("Jugador")
+    READER = "reader", _("Lector")
+
+
+def _token() -> str:
+    return secrets.token_urlsafe(24)
+
+
 class CampaignQuerySet(models.QuerySet):
     def public(self):
         return self.filter(visibility=Visibility.PUBLIC)
 
     def of_user(self, user):
-        """Campaigns the user takes part in (for now: those they direct)."""
+        """Campaigns the user directs or is an active member of."""
         if not user.is_authenticated:
             return self.none()
-        return self.filter(gm=user)
+        member = Membership.objects.active().filter(campaign=OuterRef("pk"), user=user)
+        return self.filter(Q(gm=user) | Exists(member))
 
     def visible_to(self, user):
         """Campaigns whose page the user may open."""
         if not user.is_authenticated:
             return self.public()
-        return self.filter(Q(visibility=Visibility.PUBLIC) | Q(gm=user))
+        member = Membership.objects.active().filter(campaign=OuterRef("pk"), user=user)
+        return self.filter(Q(visibility=Visibility.PUBLIC) | Q(gm=user) | Exists(member))
 
 
 class Campaign(models.Model):
     title = models.CharField(_("título"), max_length=120)
     slug = models.SlugField(_("dirección"), max_length=80, unique=True)
     system = models.CharField(_("sistema"), max_length=16, choices=System.choices, default=System.HITOS)
+    description = models.TextField(_("descripción"), blank=True, max_length=20000)
+    description_html = models.TextField(blank=True, editable=False)
     visibility = models.CharField(
         _("visibilidad"), max_length=10, choices=Visibility.choices, default=Visibility.PUBLIC
+    )
+    status = models.CharField(
+        _("estado"), max_length=12, choices=CampaignStatus.choices, default=CampaignStatus.RECRUITING
     )
     gm = models.ForeignKey(
         settings.AUTH_USER_MODEL,
         verbose_name=_("director de juego"),
         on_delete=models.PROTECT,
         related_name="directed_campaigns",
+    )
+    # Rules options a GM may choose (rules.hitos_options.HitosOptions.to_dict()
+    # for HITOS); missing keys take the engine's default.
+    rules_options = models.JSONField(_("opciones de reglas"), default=dict, blank=True)
+    players_mark_own_meters = models.BooleanField(
+        _("los jugadores marcan sus propios medidores"),
+        default=False,
+        help_text=_("Si no, solo la dirección anota daño y desequilibrio mental en las fichas."),
+    )
+    activation_deadline_hours = models.PositiveSmallIntegerField(
+        _("plazo para responder a una activación negativa (horas)"),
+        default=48,
+        help_text=_("Pasado el plazo, la dirección puede resolver la activación pendiente."),
     )
     created_at = models.DateTimeField(_("creada"), auto_now_add=True)
 
@@ -60,3 +108,383 @@ class Campaign(models.Model):
 
     def get_absolute_url(self) -> str:
         return reverse("campaigns:campaign-detail", args=[self.slug])
+
+
+class MembershipQuerySet(models.QuerySet):
+    def active(self):
+        return self.filter(status=Membership.Status.ACTIVE)
+
+
+class Membership(models.Model):
+    class Status(models.TextChoices):
+        ACTIVE = "active", _("Activo")
+        LEFT = "left", _("Se fue")
+        REMOVED = "removed", _("Expulsado")
+
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="memberships")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="memberships")
+    role = models.CharField(_("papel"), max_length=8, choices=Role.choices, default=Role.PLAYER)
+    status = models.CharField(_("estado"), max_length=8, choices=Status.choices, default=Status.ACTIVE)
+    joined_at = models.DateTimeField(_("se unió"), auto_now_add=True)
+    ended_at = models.DateTimeField(_("salió"), null=True, blank=True)
+    # Secret for the member's private Atom feed.
+    feed_token = models.CharField(max_length=40, unique=True, default=_token, editable=False)
+
+    objects = MembershipQuerySet.as_manager()
+
+    class Meta:
+        verbose_name = _("miembro")
+        verbose_name_plural = _("miembros")
+        constraints = [models.UniqueConstraint(fields=["campaign", "user"], name="membership_unique_user")]
+        ordering = ["joined_at", "id"]
+
+    def __str__(self) -> str:
+        return f"{self.user} @ {self.campaign}"
+
+
+class Application(models.Model):
+    class Status(models.TextChoices):
+        PENDING = "pending", _("Pendiente")
+        ACCEPTED = "accepted", _("Aceptada")
+        REJECTED = "rejected", _("Rechazada")
+        WITHDRAWN = "withdrawn", _("Retirada")
+
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="applications")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="applications")
+    text = models.TextField(_("presentación"), max_length=2000)
+    role = models.CharField(_("papel"), max_length=8, choices=Role.choices, default=Role.PLAYER)
+    invitation = models.ForeignKey("Invitation", null=True, blank=True, on_delete=models.SET_NULL)
+    status = models.CharField(_("estado"), max_length=10, choices=Status.choices, default=Status.PENDING)
+    answer = models.TextField(_("respuesta"), blank=True, max_length=2000)
+    decided_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    decided_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        verbose_name = _("solicitud")
+        verbose_name_plural = _("solicitudes")
+        ordering = ["-created_at", "-id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["campaign", "user"],
+                condition=Q(status="pending"),
+                name="application_one_pending_per_user",
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.user} → {self.campaign} ({self.status})"
+
+
+class InvitationQuerySet(models.QuerySet):
+    def usable(self):
+        return self.filter(revoked=False, expires_at__gt=timezone.now(), uses__lt=models.F("max_uses"))
+
+
+class Invitation(models.Model):
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="invitations")
+    token = models.CharField(max_length=40, unique=True, default=_token, editable=False)
+    role = models.CharField(_("papel"), max_length=8, choices=Role.choices, default=Role.PLAYER)
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+    expires_at = models.DateTimeField(_("caduca"))
+    max_uses = models.PositiveSmallIntegerField(_("usos máximos"), default=5)
+    uses = models.PositiveSmallIntegerField(_("usos"), default=0)
+    revoked = models.BooleanField(_("anulada"), default=False)
+
+    objects = InvitationQuerySet.as_manager()
+
+    class Meta:
+        verbose_name = _("invitación")
+        verbose_name_plural = _("invitaciones")
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"{self.campaign} · {self.token[:6]}…"
+
+    def get_absolute_url(self) -> str:
+        return reverse("campaigns:invitation-open", args=[self.token])
+
+    @property
+    def is_expired(self) -> bool:
+        return self.expires_at <= timezone.now()
+
+    @property
+    def is_used_up(self) -> bool:
+        return self.uses >= self.max_uses
+
+    @property
+    def is_usable(self) -> bool:
+        return not (self.revoked or self.is_expired or self.is_used_up)
+
+    @staticmethod
+    def default_expiry():
+        return timezone.now() + timedelta(days=7)
+
+
+class SceneQuerySet(models.QuerySet):
+    def visible_to(self, user, campaign: Campaign, *, is_gm: bool, is_member: bool):
+        """Scenes of ``campaign`` the user may read.
+
+        The GM sees every scene; members see scenes open to all members and
+        those they were chosen for; outsiders see the all-members scenes of a
+        public campaign.
+        """
+        scenes = self.filter(campaign=campaign)
+        if is_gm:
+            return scenes
+        if is_member:
+            return scenes.filter(Q(everyone=True) | Q(participants=user)).distinct()
+        if campaign.visibility == Visibility.PUBLIC:
+            return scenes.filter(everyone=True)
+        return scenes.none()
+
+
+class Scene(models.Model):
+    class Status(models.TextChoices):
+        OPEN = "open", _("Abierta")
+        LOCKED = "locked", _("Cerrada")
+        ARCHIVED = "archived", _("Archivada")
+
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="scenes")
+    title = models.CharField(_("título"), max_length=120)
+    description = models.TextField(_("descripción"), blank=True, max_length=20000)
+    description_html = models.TextField(blank=True, editable=False)
+    status = models.CharField(_("estado"), max_length=10, choices=Status.choices, default=Status.OPEN)
+    everyone = models.BooleanField(
+        _("visible para todos los miembros"),
+        default=True,
+        help_text=_("Desmárcalo para un grupo separado: solo la verán los miembros elegidos."),
+    )
+    participants = models.ManyToManyField(
+        settings.AUTH_USER_MODEL, blank=True, related_name="chosen_scenes", verbose_name=_("miembros elegidos")
+    )
+    position = models.PositiveIntegerField(_("orden"), default=0)
+    is_offgame = models.BooleanField(_("fuera de juego"), default=False, editable=False)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    objects = SceneQuerySet.as_manager()
+
+    class Meta:
+        verbose_name = _("escena")
+        verbose_name_plural = _("escenas")
+        ordering = ["position", "id"]
+
+    def __str__(self) -> str:
+        return self.title
+
+    def get_absolute_url(self) -> str:
+        return reverse("campaigns:scene-detail", args=[self.campaign.slug, self.pk])
+
+
+class SceneAspect(models.Model):
+    """A situation aspect of a scene: a phrase any involved player may activate."""
+
+    scene = models.ForeignKey(Scene, on_delete=models.CASCADE, related_name="aspects")
+    phrase = models.CharField(_("aspecto"), max_length=200)
+    position = models.PositiveSmallIntegerField(default=0)
+
+    class Meta:
+        verbose_name = _("aspecto de situación")
+        verbose_name_plural = _("aspectos de situación")
+        ordering = ["position", "id"]
+
+    def __str__(self) -> str:
+        return self.phrase
+
+
+class PostQuerySet(models.QuerySet):
+    def addressed_to(self, user, *, is_gm: bool):
+        """Posts whose recipients include the user (hidden ones included).
+
+        Scene visibility is the caller's business (``Scene.objects.visible_to``).
+        """
+        if is_gm:
+            return self
+        if not user.is_authenticated:
+            return self.filter(recipients=Post.Recipients.ALL)
+        return self.filter(
+            Q(recipients=Post.Recipients.ALL)
+            | Q(author=user)
+            | Q(recipients=Post.Recipients.CHOSEN, chosen_recipients=user)
+        ).distinct()
+
+
+class Post(models.Model):
+    class Voice(models.TextChoices):
+        CHARACTER = "character", _("Personaje")
+        NPC = "npc", _("PNJ")
+        OOC = "ooc", _("Fuera de personaje")
+
+    class Recipients(models.TextChoices):
+        ALL = "all", _("Todos los que ven la escena")
+        GM = "gm", _("Solo la dirección")
+        CHOSEN = "chosen", _("Miembros elegidos")
+
+    scene = models.ForeignKey(Scene, on_delete=models.CASCADE, related_name="posts")
+    author = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="posts")
+    voice = models.CharField(_("escrito como"), max_length=10, choices=Voice.choices, default=Voice.CHARACTER)
+    character = models.ForeignKey(
+        "sheets.Character", null=True, blank=True, on_delete=models.PROTECT, related_name="posts"
+    )
+    npc_name = models.CharField(_("nombre del PNJ"), max_length=80, blank=True)
+    body = models.TextField(_("mensaje"), max_length=50000)
+    body_html = models.TextField(editable=False)
+    note = models.TextField(_("nota de juego"), blank=True, max_length=10000)
+    note_html = models.TextField(blank=True, editable=False)
+    recipients = models.CharField(
+        _("destinatarios"), max_length=8, choices=Recipients.choices, default=Recipients.ALL
+    )
+    chosen_recipients = models.ManyToManyField(
+        settings.AUTH_USER_MODEL, blank=True, related_name="addressed_posts", verbose_name=_("miembros elegidos")
+    )
+    quote_of = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="quoted_by"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    edited_at = models.DateTimeField(null=True, blank=True)
+    edited_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    hidden = models.BooleanField(default=False)
+    hidden_reason = models.CharField(_("motivo"), max_length=500, blank=True)
+    hidden_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    hidden_at = models.DateTimeField(null=True, blank=True)
+
+    objects = PostQuerySet.as_manager()
+
+    class Meta:
+        verbose_name = _("mensaje")
+        verbose_name_plural = _("mensajes")
+        ordering = ["id"]
+        indexes = [models.Index(fields=["scene", "id"])]
+
+    def __str__(self) -> str:
+        return f"#{self.pk} {self.speaker_name}"
+
+    def get_absolute_url(self) -> str:
+        return reverse("campaigns:post-permalink", args=[self.pk])
+
+    @property
+    def speaker_name(self) -> str:
+        if self.voice == Post.Voice.CHARACTER and self.character_id:
+            return self.character.name
+        if self.voice == Post.Voice.NPC:
+            return self.npc_name
+        return self.author.public_name
+
+
+class PostRevision(models.Model):
+    """The text a post had before an edit: who changed it, when and why."""
+
+    post = models.ForeignKey(Post, on_delete=models.CASCADE, related_name="revisions")
+    editor = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+    body = models.TextField()
+    body_html = models.TextField()
+    note = models.TextField(blank=True)
+    note_html = models.TextField(blank=True)
+    reason = models.CharField(max_length=500, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"#{self.post_id} @ {self.created_at:%Y-%m-%d %H:%M}"
+
+
+class PostReport(models.Model):
+    post = models.ForeignKey(Post, on_delete=models.CASCADE, related_name="reports")
+    reporter = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    reason = models.CharField(_("motivo"), max_length=1000)
+    created_at = models.DateTimeField(auto_now_add=True)
+    resolved_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    resolved_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"#{self.post_id}: {self.reason[:40]}"
+
+
+class SceneRead(models.Model):
+    """How far a user has read a scene: the last post id they were shown."""
+
+    scene = models.ForeignKey(Scene, on_delete=models.CASCADE, related_name="reads")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="scene_reads")
+    last_post_id = models.BigIntegerField(default=0)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["scene", "user"], name="sceneread_unique")]
+
+    def __str__(self) -> str:
+        return f"{self.user} read {self.scene_id} up to {self.last_post_id}"
+
+
+class ModerationAction(models.TextChoices):
+    APPLICATION_ACCEPTED = "application_accepted", _("aceptó una solicitud")
+    APPLICATION_REJECTED = "application_rejected", _("rechazó una solicitud")
+    MEMBER_REMOVED = "member_removed", _("expulsó a un miembro")
+    MEMBER_ROLE = "member_role", _("cambió el papel de un miembro")
+    CAMPAIGN_HANDED_OVER = "campaign_handed_over", _("cedió la dirección de la partida")
+    POST_EDITED = "post_edited", _("editó un mensaje ajeno")
+    POST_HIDDEN = "post_hidden", _("ocultó un mensaje")
+    POST_SHOWN = "post_shown", _("volvió a mostrar un mensaje")
+    REPORT_RESOLVED = "report_resolved", _("resolvió una denuncia")
+    SCENE_STATUS = "scene_status", _("cambió el estado de una escena")
+    INVITATION_REVOKED = "invitation_revoked", _("anuló una invitación")
+
+
+class ModerationLog(models.Model):
+    """Every GM action: who, when, what, why, and whose content it touched."""
+
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="moderation_log")
+    actor = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
+    action = models.CharField(max_length=32, choices=ModerationAction.choices)
+    target_user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    post = models.ForeignKey(Post, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    scene = models.ForeignKey(Scene, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    reason = models.CharField(max_length=1000, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"{self.actor} {self.action}"
+
+
+class Notification(models.Model):
+    class Kind(models.TextChoices):
+        POST = "post", _("Mensaje nuevo")
+        ADDRESSED = "addressed", _("Mensaje para ti")
+        APPLICATION = "application", _("Solicitud")
+        MODERATION = "moderation", _("Moderación")
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="notifications")
+    campaign = models.ForeignKey(Campaign, null=True, blank=True, on_delete=models.CASCADE, related_name="+")
+    post = models.ForeignKey(Post, null=True, blank=True, on_delete=models.CASCADE, related_name="+")
+    kind = models.CharField(max_length=16, choices=Kind.choices)
+    text = models.CharField(max_length=300)
+    url = models.CharField(max_length=300)
+    # Whether the author of the post is the campaign's GM ("only when the GM posts").
+    from_gm = models.BooleanField(default=False)
+    created_at = models.DateTimeField(auto_now_add=True)
+    read_at = models.DateTimeField(null=True, blank=True)
+    emailed_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        indexes = [models.Index(fields=["user", "read_at"])]
+
+    def __str__(self) -> str:
+        return self.text

@@ -1,39 +1,764 @@
+"""Campaign, scene and post pages.
+
+Every view loads its objects through the access helpers at the top: outsiders
+get 404 for anything private, members without the right get 403.
+"""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied, ValidationError
 from django.core.paginator import Paginator
-from django.http import HttpRequest, HttpResponse
-from django.shortcuts import get_object_or_404, render
-from django.views.decorators.http import require_GET
+from django.db import connection
+from django.db.models import Count, F, OuterRef, Q, Subquery
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.utils import timezone
+from django.utils.translation import gettext as _
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+from django_htmx.http import HttpResponseClientRedirect
 from django_htmx.middleware import HtmxDetails
 
-from campaigns.models import Campaign
-
+from accounts.models import User
+from campaigns import permissions as perms
+from campaigns import services
+from campaigns.forms import (
+    ApplicationForm,
+    CampaignForm,
+    CampaignOptionsForm,
+    DecisionForm,
+    InvitationForm,
+    OptionalReasonForm,
+    PostEditForm,
+    PostForm,
+    ReasonForm,
+    RoleForm,
+    SceneForm,
+    SearchForm,
+)
+from campaigns.models import (
+    Application,
+    Campaign,
+    Invitation,
+    Membership,
+    ModerationLog,
+    Post,
+    PostReport,
+    Role,
+    Scene,
+    SceneRead,
+)
+from campaigns.permissions import Access, campaign_access
+from sheets.models import Character
 
 HOME_PAGE_SIZE = 20
+POSTS_PER_PAGE = 20
+SEARCH_LIMIT = 50
 
 
 class HtmxHttpRequest(HttpRequest):
     htmx: HtmxDetails
 
 
-def _campaign_for(request: HttpRequest, slug: str) -> Campaign:
-    """The campaign if the user may see it; 404 otherwise, so that private
-    campaigns do not reveal that they exist."""
-    campaigns = Campaign.objects.visible_to(request.user).select_related("gm")
-    return get_object_or_404(campaigns, slug=slug)
+# --- access helpers -------------------------------------------------------
+
+
+def _campaign_for(request: HttpRequest, slug: str, *, manage: bool = False) -> tuple[Campaign, Access]:
+    campaign = get_object_or_404(Campaign.objects.select_related("gm"), slug=slug)
+    access = campaign_access(request.user, campaign)
+    if not perms.can_view_campaign(access):
+        raise Http404
+    if manage and not perms.can_manage(access):
+        raise PermissionDenied(_("Solo la dirección de la partida puede hacer esto."))
+    return campaign, access
+
+
+def _visible_scenes(access: Access):
+    return Scene.objects.visible_to(
+        access.user, access.campaign, is_gm=access.is_gm, is_member=access.is_member
+    )
+
+
+def _scene_for(request: HttpRequest, slug: str, scene_id: int, *, manage: bool = False) -> tuple[Scene, Access]:
+    campaign, access = _campaign_for(request, slug, manage=manage)
+    scene = get_object_or_404(_visible_scenes(access), pk=scene_id)
+    scene.campaign = campaign
+    return scene, access
+
+
+def _post_for(request: HttpRequest, post_id: int) -> tuple[Post, Access]:
+    post = get_object_or_404(
+        Post.objects.select_related("scene__campaign__gm", "author", "character"), pk=post_id
+    )
+    access = campaign_access(request.user, post.scene.campaign)
+    if not perms.can_view_campaign(access):
+        raise Http404
+    if not _visible_scenes(access).filter(pk=post.scene_id).exists():
+        raise Http404
+    if not Post.objects.addressed_to(request.user, is_gm=access.is_gm).filter(pk=post.pk).exists():
+        raise Http404
+    return post, access
+
+
+def _members(campaign: Campaign):
+    """Users who take part: the GM and the active members."""
+    member_ids = Membership.objects.active().filter(campaign=campaign).values("user")
+    return User.objects.filter(Q(pk=campaign.gm_id) | Q(pk__in=member_ids)).order_by("username")
+
+
+def _decorate_posts(posts, access: Access) -> None:
+    """Attach what the templates may show of each post (permissions decided here)."""
+    for post in posts:
+        post.show_text = not post.hidden or perms.can_see_hidden_text(access, post)
+        post.can_edit = access.user.is_authenticated and perms.can_edit_post(access, post)
+        post.can_history = post.edited_at is not None and perms.can_see_revisions(access, post)
+        post.can_report = access.user.is_authenticated and perms.can_report_post(access, post)
+        quote = post.quote_of
+        post.quote_visible = bool(
+            quote and not quote.hidden and quote.recipients == Post.Recipients.ALL and quote.scene_id == post.scene_id
+        )
+
+
+def _unread_counts(user, campaigns) -> dict[int, int]:
+    """New posts per campaign for a signed-in user, in one query.
+
+    Counts posts in the scenes the user can see (everyone's scenes and the
+    ones they were chosen for; every scene for campaigns they direct),
+    addressed to them, not theirs, after their read marker.
+    """
+    if not user.is_authenticated or not campaigns:
+        return {}
+    ids = [c.pk for c in campaigns]
+    read = SceneRead.objects.filter(scene=OuterRef("scene"), user=user).values("last_post_id")
+    gm_of = [c.pk for c in campaigns if c.gm_id == user.pk]
+    cogm_of = Membership.objects.active().filter(user=user, role=Role.COGM).values("campaign")
+    is_gm = Q(scene__campaign__in=gm_of) | Q(scene__campaign__in=cogm_of)
+    scene_ok = is_gm | Q(scene__everyone=True) | Q(scene__participants=user)
+    addressed = is_gm | Q(recipients=Post.Recipients.ALL) | Q(chosen_recipients=user)
+    rows = (
+        Post.objects.filter(scene__campaign__in=ids)
+        .filter(scene_ok, addressed)
+        .exclude(author=user)
+        .annotate(read_upto=Subquery(read))
+        .filter(Q(read_upto__isnull=True) | Q(pk__gt=F("read_upto")))
+        .values("scene__campaign")
+        .annotate(n=Count("pk", distinct=True))
+    )
+    return {row["scene__campaign"]: row["n"] for row in rows}
+
+
+# --- home and campaigns ----------------------------------------------------
 
 
 @require_GET
 def home(request: HtmxHttpRequest) -> HttpResponse:
     public = Paginator(Campaign.objects.public().select_related("gm"), HOME_PAGE_SIZE)
     page_obj = public.get_page(request.GET.get("pagina"))
-    mine = Campaign.objects.of_user(request.user).select_related("gm")
+    mine = list(Campaign.objects.of_user(request.user).select_related("gm"))
+    unread = _unread_counts(request.user, mine)
+    for campaign in mine:
+        campaign.unread = unread.get(campaign.pk, 0)
     return render(
         request,
         "campaigns/home.html",
-        {"public_campaigns": page_obj.object_list, "page_obj": page_obj, "my_campaigns": list(mine)},
+        {"public_campaigns": page_obj.object_list, "page_obj": page_obj, "my_campaigns": mine},
     )
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def campaign_create(request: HtmxHttpRequest) -> HttpResponse:
+    form = CampaignForm(request.POST if request.method == "POST" else None)
+    if request.method == "POST" and form.is_valid():
+        campaign = services.campaign_create(gm=request.user, **form.cleaned_data)
+        messages.success(request, _("Partida creada. Empieza por escribir la primera escena e invitar a tus jugadores."))
+        return redirect(campaign)
+    return render(request, "campaigns/campaign_form.html", {"form": form, "creating": True})
 
 
 @require_GET
 def campaign_detail(request: HtmxHttpRequest, slug: str) -> HttpResponse:
-    campaign = _campaign_for(request, slug)
-    return render(request, "campaigns/campaign_detail.html", {"campaign": campaign})
+    campaign, access = _campaign_for(request, slug)
+    scenes = list(_visible_scenes(access).annotate(post_count=Count("posts")))
+    unread_by_scene = {}
+    if request.user.is_authenticated and access.is_member:
+        reads = dict(SceneRead.objects.filter(user=request.user, scene__campaign=campaign).values_list("scene", "last_post_id"))
+        addressed = Post.objects.addressed_to(request.user, is_gm=access.is_gm).filter(scene__in=scenes).exclude(author=request.user)
+        for scene_id, post_id in addressed.values_list("scene", "pk"):
+            if post_id > reads.get(scene_id, 0):
+                unread_by_scene[scene_id] = unread_by_scene.get(scene_id, 0) + 1
+    for scene in scenes:
+        scene.unread = unread_by_scene.get(scene.pk, 0)
+    memberships = list(Membership.objects.active().filter(campaign=campaign).select_related("user"))
+    characters = list(Character.objects.filter(campaign=campaign).approved().select_related("owner"))
+    pending_application = (
+        request.user.is_authenticated
+        and Application.objects.filter(campaign=campaign, user=request.user, status=Application.Status.PENDING).exists()
+    )
+    return render(
+        request,
+        "campaigns/campaign_detail.html",
+        {
+            "campaign": campaign,
+            "access": access,
+            "scenes": scenes,
+            "memberships": memberships,
+            "characters": characters,
+            "can_apply": perms.can_apply(access) and not pending_application,
+            "pending_application": pending_application,
+            "can_manage": perms.can_manage(access),
+            "can_leave": perms.can_leave(access),
+            "unread_total": sum(unread_by_scene.values()),
+        },
+    )
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def campaign_edit(request: HtmxHttpRequest, slug: str) -> HttpResponse:
+    campaign, access = _campaign_for(request, slug, manage=True)
+    form = CampaignForm(request.POST if request.method == "POST" else None, instance=campaign, submit_label=_("Guardar"))
+    if request.method == "POST" and form.is_valid():
+        services.campaign_update(campaign=campaign, **form.cleaned_data)
+        messages.success(request, _("Partida guardada."))
+        return redirect(campaign)
+    return render(request, "campaigns/campaign_form.html", {"form": form, "campaign": campaign, "creating": False})
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def campaign_options(request: HtmxHttpRequest, slug: str) -> HttpResponse:
+    campaign, access = _campaign_for(request, slug, manage=True)
+    form = CampaignOptionsForm(request.POST if request.method == "POST" else None, campaign=campaign)
+    if request.method == "POST" and form.is_valid():
+        services.campaign_update(
+            campaign=campaign,
+            rules_options=form.rules_options(),
+            players_mark_own_meters=form.cleaned_data["players_mark_own_meters"],
+            activation_deadline_hours=form.cleaned_data["activation_deadline_hours"],
+        )
+        messages.success(request, _("Opciones guardadas."))
+        return redirect("campaigns:campaign-options", slug=campaign.slug)
+    return render(request, "campaigns/campaign_options.html", {"form": form, "campaign": campaign})
+
+
+# --- membership ------------------------------------------------------------
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def application_create(request: HtmxHttpRequest, slug: str) -> HttpResponse:
+    campaign, access = _campaign_for(request, slug)
+    if not perms.can_apply(access):
+        raise PermissionDenied(_("Esta partida no admite solicitudes ahora."))
+    form = ApplicationForm(request.POST if request.method == "POST" else None)
+    if request.method == "POST" and form.is_valid():
+        try:
+            services.application_create(campaign=campaign, user=request.user, text=form.cleaned_data["text"])
+        except ValidationError as exc:
+            form.add_error(None, exc)
+        else:
+            messages.success(request, _("Solicitud enviada. Te avisaremos cuando la dirección responda."))
+            return redirect(campaign)
+    return render(request, "campaigns/application_form.html", {"form": form, "campaign": campaign})
+
+
+@login_required
+@require_POST
+def application_decide(request: HtmxHttpRequest, slug: str, application_id: int) -> HttpResponse:
+    campaign, access = _campaign_for(request, slug, manage=True)
+    application = get_object_or_404(Application, pk=application_id, campaign=campaign)
+    form = DecisionForm(request.POST)
+    if not form.is_valid():
+        messages.error(request, _("Elige aceptar o rechazar."))
+    else:
+        accept = form.cleaned_data["decision"] == "accept"
+        try:
+            services.application_decide(application=application, actor=request.user, accept=accept, answer=form.cleaned_data["answer"])
+        except ValidationError as exc:
+            messages.error(request, " ".join(exc.messages))
+        else:
+            name = application.user.public_name
+            messages.success(request, (_("%(name)s ya es miembro de la partida.") if accept else _("Solicitud de %(name)s rechazada.")) % {"name": name})
+    return redirect("campaigns:dashboard", slug=campaign.slug)
+
+
+@login_required
+@require_POST
+def invitation_create(request: HtmxHttpRequest, slug: str) -> HttpResponse:
+    campaign, access = _campaign_for(request, slug, manage=True)
+    form = InvitationForm(request.POST)
+    if form.is_valid():
+        invitation = services.invitation_create(campaign=campaign, actor=request.user, **form.cleaned_data)
+        messages.success(request, _("Invitación creada: %(url)s") % {"url": request.build_absolute_uri(invitation.get_absolute_url())})
+    else:
+        messages.error(request, _("Revisa los datos de la invitación: %(errors)s") % {"errors": " ".join(e for errs in form.errors.values() for e in errs)})
+    return redirect("campaigns:dashboard", slug=campaign.slug)
+
+
+@login_required
+@require_POST
+def invitation_revoke(request: HtmxHttpRequest, slug: str, invitation_id: int) -> HttpResponse:
+    campaign, access = _campaign_for(request, slug, manage=True)
+    invitation = get_object_or_404(Invitation, pk=invitation_id, campaign=campaign)
+    services.invitation_revoke(invitation=invitation, actor=request.user)
+    messages.success(request, _("Invitación anulada."))
+    return redirect("campaigns:dashboard", slug=campaign.slug)
+
+
+@require_http_methods(["GET", "POST"])
+def invitation_open(request: HtmxHttpRequest, token: str) -> HttpResponse:
+    """An invitation link: anyone with it may read about the campaign and apply."""
+    invitation = get_object_or_404(Invitation.objects.select_related("campaign__gm"), token=token)
+    campaign = invitation.campaign
+    if not invitation.is_usable:
+        return render(request, "campaigns/invitation_unusable.html", {"invitation": invitation, "campaign": campaign}, status=410)
+    access = campaign_access(request.user, campaign)
+    if request.user.is_authenticated and not perms.can_join_by_invitation(access):
+        messages.info(request, _("Ya formas parte de esta partida."))
+        return redirect(campaign)
+    form = ApplicationForm(request.POST if request.method == "POST" else None)
+    if request.method == "POST":
+        if not request.user.is_authenticated:
+            return redirect(f"{reverse('accounts:login')}?next={request.path}")
+        if form.is_valid():
+            try:
+                services.application_create(campaign=campaign, user=request.user, text=form.cleaned_data["text"], invitation=invitation)
+            except ValidationError as exc:
+                form.add_error(None, exc)
+            else:
+                messages.success(request, _("Solicitud enviada. Te avisaremos cuando la dirección responda."))
+                return redirect("home" if campaign.visibility == "private" else campaign.get_absolute_url())
+    return render(request, "campaigns/invitation_open.html", {"invitation": invitation, "campaign": campaign, "form": form})
+
+
+@login_required
+@require_POST
+def membership_leave(request: HtmxHttpRequest, slug: str) -> HttpResponse:
+    campaign, access = _campaign_for(request, slug)
+    if not perms.can_leave(access):
+        raise PermissionDenied(_("La dirección no puede abandonar su partida: cédela antes a otro miembro."))
+    services.membership_leave(membership=access.membership)
+    messages.success(request, _("Has dejado la partida «%(title)s». Tus mensajes se quedan.") % {"title": campaign.title})
+    return redirect("home")
+
+
+@login_required
+@require_POST
+def member_remove(request: HtmxHttpRequest, slug: str, membership_id: int) -> HttpResponse:
+    campaign, access = _campaign_for(request, slug, manage=True)
+    membership = get_object_or_404(Membership.objects.active().select_related("user"), pk=membership_id, campaign=campaign)
+    if membership.role == Role.COGM and not access.is_owner:
+        raise PermissionDenied(_("Solo quien dirige la partida puede expulsar a un codirector."))
+    form = ReasonForm(request.POST)
+    if not form.is_valid():
+        messages.error(request, _("Explica el motivo de la expulsión."))
+    else:
+        services.member_remove(membership=membership, actor=request.user, reason=form.cleaned_data["reason"])
+        messages.success(request, _("%(name)s ya no es miembro. Sus mensajes se quedan.") % {"name": membership.user.public_name})
+    return redirect("campaigns:dashboard", slug=campaign.slug)
+
+
+@login_required
+@require_POST
+def member_role(request: HtmxHttpRequest, slug: str, membership_id: int) -> HttpResponse:
+    campaign, access = _campaign_for(request, slug, manage=True)
+    membership = get_object_or_404(Membership.objects.active(), pk=membership_id, campaign=campaign)
+    form = RoleForm(request.POST)
+    if not form.is_valid():
+        messages.error(request, _("Papel desconocido."))
+    elif Role.COGM in (form.cleaned_data["role"], membership.role) and not access.is_owner:
+        raise PermissionDenied(_("Solo quien dirige la partida nombra o retira codirectores."))
+    else:
+        services.member_set_role(membership=membership, actor=request.user, role=form.cleaned_data["role"])
+        messages.success(request, _("Papel cambiado."))
+    return redirect("campaigns:dashboard", slug=campaign.slug)
+
+
+@login_required
+@require_POST
+def campaign_hand_over(request: HtmxHttpRequest, slug: str) -> HttpResponse:
+    campaign, access = _campaign_for(request, slug, manage=True)
+    if not perms.can_hand_over(access):
+        raise PermissionDenied(_("Solo quien dirige la partida puede cederla."))
+    membership = get_object_or_404(Membership.objects.active(), pk=request.POST.get("membership") or 0, campaign=campaign)
+    services.campaign_hand_over(campaign=campaign, actor=request.user, membership=membership)
+    messages.success(request, _("La partida ahora la dirige %(name)s. Tú sigues como codirector.") % {"name": membership.user.public_name})
+    return redirect(campaign)
+
+
+# --- GM dashboard and moderation log ---------------------------------------
+
+
+@login_required
+@require_GET
+def dashboard(request: HtmxHttpRequest, slug: str) -> HttpResponse:
+    campaign, access = _campaign_for(request, slug, manage=True)
+    context = {
+        "campaign": campaign,
+        "access": access,
+        "applications": Application.objects.filter(campaign=campaign, status=Application.Status.PENDING).select_related("user", "invitation"),
+        "hidden_posts": Post.objects.filter(scene__campaign=campaign, hidden=True).select_related("author", "scene", "hidden_by", "character"),
+        "reports": PostReport.objects.filter(post__scene__campaign=campaign, resolved_at__isnull=True).select_related("post__author", "post__scene", "reporter"),
+        "invitations": Invitation.objects.filter(campaign=campaign, revoked=False, expires_at__gt=timezone.now()),
+        "memberships": Membership.objects.active().filter(campaign=campaign).select_related("user"),
+        "invitation_form": InvitationForm(),
+        "roles": Role.choices,
+    }
+    return render(request, "campaigns/dashboard.html", context)
+
+
+@login_required
+@require_GET
+def moderation_log(request: HtmxHttpRequest, slug: str) -> HttpResponse:
+    """The GM sees every action; a member sees the actions on their content."""
+    campaign, access = _campaign_for(request, slug)
+    if not access.is_member:
+        raise PermissionDenied(_("Solo los miembros ven el registro de moderación."))
+    entries = ModerationLog.objects.filter(campaign=campaign).select_related("actor", "target_user", "post", "scene")
+    if not access.is_gm:
+        entries = entries.filter(target_user=request.user)
+    page_obj = Paginator(entries, 50).get_page(request.GET.get("pagina"))
+    template = "campaigns/moderation_log.html#log-entries" if request.htmx else "campaigns/moderation_log.html"
+    return render(request, template, {"campaign": campaign, "page_obj": page_obj, "access": access})
+
+
+@login_required
+@require_POST
+def report_resolve(request: HtmxHttpRequest, slug: str, report_id: int) -> HttpResponse:
+    campaign, access = _campaign_for(request, slug, manage=True)
+    report = get_object_or_404(PostReport.objects.select_related("post__scene__campaign", "post__author"), pk=report_id, post__scene__campaign=campaign)
+    form = OptionalReasonForm(request.POST)
+    form.is_valid()
+    services.report_resolve(report=report, actor=request.user, reason=form.cleaned_data.get("reason", ""))
+    messages.success(request, _("Denuncia resuelta sin ocultar el mensaje."))
+    return redirect("campaigns:dashboard", slug=campaign.slug)
+
+
+# --- scenes ----------------------------------------------------------------
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def scene_create(request: HtmxHttpRequest, slug: str) -> HttpResponse:
+    campaign, access = _campaign_for(request, slug, manage=True)
+    form = SceneForm(request.POST if request.method == "POST" else None, members=_members(campaign), creating=True)
+    if request.method == "POST" and form.is_valid():
+        data = form.cleaned_data
+        scene = services.scene_create(
+            campaign=campaign,
+            title=data["title"],
+            description=data["description"],
+            everyone=data["everyone"],
+            participants=data["participants"],
+            aspects=data["aspects"],
+        )
+        messages.success(request, _("Escena creada."))
+        return redirect(scene)
+    return render(request, "campaigns/scene_form.html", {"form": form, "campaign": campaign, "creating": True})
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def scene_edit(request: HtmxHttpRequest, slug: str, scene_id: int) -> HttpResponse:
+    scene, access = _scene_for(request, slug, scene_id, manage=True)
+    form = SceneForm(request.POST if request.method == "POST" else None, instance=scene, members=_members(scene.campaign))
+    if request.method == "POST" and form.is_valid():
+        data = form.cleaned_data
+        services.scene_update(scene=scene, actor=request.user, **{k: data[k] for k in ("title", "description", "everyone", "participants", "aspects", "status", "position")})
+        messages.success(request, _("Escena guardada."))
+        return redirect(scene)
+    return render(request, "campaigns/scene_form.html", {"form": form, "campaign": scene.campaign, "scene": scene, "creating": False})
+
+
+def _scene_posts(access: Access, scene: Scene):
+    return (
+        Post.objects.filter(scene=scene)
+        .addressed_to(access.user, is_gm=access.is_gm)
+        .select_related("author", "character", "quote_of__author", "quote_of__character", "edited_by")
+        .prefetch_related("chosen_recipients")
+        .order_by("pk")
+    )
+
+
+def _post_form(access: Access, scene: Scene, data=None, initial=None) -> PostForm:
+    characters = []
+    if access.user.is_authenticated:
+        characters = Character.objects.filter(campaign=scene.campaign, owner=access.user).approved()
+    return PostForm(
+        data,
+        initial=initial,
+        characters=characters,
+        can_npc=perms.can_write_as_npc(access),
+        members=_members(scene.campaign).exclude(pk=access.user.pk) if access.user.is_authenticated else User.objects.none(),
+    )
+
+
+@require_GET
+def scene_detail(request: HtmxHttpRequest, slug: str, scene_id: int) -> HttpResponse:
+    scene, access = _scene_for(request, slug, scene_id)
+    posts = _scene_posts(access, scene)
+    page_obj = Paginator(posts, POSTS_PER_PAGE).get_page(request.GET.get("pagina"))
+    page_posts = list(page_obj.object_list)
+    _decorate_posts(page_posts, access)
+    last_read = 0
+    first_unread = None
+    if request.user.is_authenticated and access.is_member:
+        last_read = SceneRead.objects.filter(scene=scene, user=request.user).values_list("last_post_id", flat=True).first() or 0
+        first_unread = posts.filter(pk__gt=last_read).exclude(author=request.user).values_list("pk", flat=True).first()
+        if page_posts:
+            services.scene_mark_read(user=request.user, scene=scene, last_post_id=page_posts[-1].pk)
+    latest = page_posts[-1].pk if page_posts else 0
+    quote_id = request.GET.get("cita", "")
+    can_post = access.user.is_authenticated and perms.can_post_in_scene(access, scene)
+    context = {
+        "campaign": scene.campaign,
+        "scene": scene,
+        "access": access,
+        "aspects": list(scene.aspects.all()),
+        "page_obj": page_obj,
+        "posts": page_posts,
+        "last_read": last_read,
+        "first_unread": first_unread,
+        "latest_id": latest,
+        "can_post": can_post,
+        "can_manage": perms.can_manage(access),
+        "form": _post_form(access, scene, initial={"quote_of": quote_id} if quote_id.isdigit() else None) if can_post else None,
+    }
+    if request.htmx and not request.htmx.history_restore_request:
+        return render(request, "campaigns/scene_detail.html#post-list", context)
+    return render(request, "campaigns/scene_detail.html", context)
+
+
+@require_GET
+def scene_poll(request: HtmxHttpRequest, slug: str, scene_id: int) -> HttpResponse:
+    """The "hay mensajes nuevos" bar: how many posts arrived after ``despues``."""
+    scene, access = _scene_for(request, slug, scene_id)
+    try:
+        after = int(request.GET.get("despues", "0"))
+    except ValueError:
+        after = 0
+    new = _scene_posts(access, scene).filter(pk__gt=after)
+    if request.user.is_authenticated:
+        new = new.exclude(author=request.user)
+    count = new.count()
+    return render(request, "campaigns/scene_detail.html#new-posts-bar", {"campaign": scene.campaign, "scene": scene, "new_count": count, "latest_id": after})
+
+
+@login_required
+@require_POST
+def post_create(request: HtmxHttpRequest, slug: str, scene_id: int) -> HttpResponse:
+    scene, access = _scene_for(request, slug, scene_id)
+    if not perms.can_post_in_scene(access, scene):
+        if scene.status != Scene.Status.OPEN:
+            raise PermissionDenied(_("La escena está cerrada: no se pueden escribir mensajes."))
+        raise PermissionDenied(_("No puedes escribir en esta escena."))
+    form = _post_form(access, scene, request.POST)
+    if form.is_valid():
+        data = form.cleaned_data
+        quote = None
+        if data.get("quote_of"):
+            quote = Post.objects.filter(pk=data["quote_of"], scene=scene).first()
+        post = services.post_create(
+            access=access,
+            scene=scene,
+            voice=data["voice"],
+            body=data["body"],
+            note=data["note"],
+            character=data["character"],
+            npc_name=data["npc_name"],
+            recipients=data["recipients"],
+            chosen=data["chosen"],
+            quote_of=quote,
+        )
+        messages.success(request, _("Mensaje publicado."))
+        return redirect(post.get_absolute_url())
+    # Nothing typed is lost: the page comes back with the form and its errors.
+    posts = _scene_posts(access, scene)
+    page_obj = Paginator(posts, POSTS_PER_PAGE).get_page(10**9)
+    page_posts = list(page_obj.object_list)
+    _decorate_posts(page_posts, access)
+    context = {
+        "campaign": scene.campaign,
+        "scene": scene,
+        "access": access,
+        "aspects": list(scene.aspects.all()),
+        "page_obj": page_obj,
+        "posts": page_posts,
+        "latest_id": page_posts[-1].pk if page_posts else 0,
+        "can_post": True,
+        "can_manage": perms.can_manage(access),
+        "form": form,
+    }
+    template = "campaigns/scene_detail.html#post-form" if request.htmx else "campaigns/scene_detail.html"
+    return render(request, template, context, status=400 if request.htmx else 200)
+
+
+# --- posts -----------------------------------------------------------------
+
+
+@require_GET
+def post_permalink(request: HtmxHttpRequest, post_id: int) -> HttpResponse:
+    """Open the scene at the page that holds the post, scrolled to it."""
+    post, access = _post_for(request, post_id)
+    before = (
+        Post.objects.filter(scene=post.scene, pk__lt=post.pk).addressed_to(request.user, is_gm=access.is_gm).count()
+    )
+    page = before // POSTS_PER_PAGE + 1
+    url = f"{reverse('campaigns:scene-detail', args=[post.scene.campaign.slug, post.scene_id])}?pagina={page}#mensaje-{post.pk}"
+    return redirect(url)
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def post_edit(request: HtmxHttpRequest, post_id: int) -> HttpResponse:
+    post, access = _post_for(request, post_id)
+    if not perms.can_edit_post(access, post):
+        raise PermissionDenied(_("Solo su autor o la dirección pueden editar este mensaje."))
+    form = PostEditForm(
+        request.POST if request.method == "POST" else None, initial={"body": post.body, "note": post.note}
+    )
+    if request.method == "POST" and form.is_valid():
+        services.post_edit(access=access, post=post, body=form.cleaned_data["body"], note=form.cleaned_data["note"], reason=form.cleaned_data["reason"])
+        messages.success(request, _("Mensaje editado. La versión anterior queda en el historial."))
+        return redirect(post.get_absolute_url())
+    return render(request, "campaigns/post_edit.html", {"form": form, "post": post, "campaign": post.scene.campaign})
+
+
+@login_required
+@require_GET
+def post_history(request: HtmxHttpRequest, post_id: int) -> HttpResponse:
+    post, access = _post_for(request, post_id)
+    if not perms.can_see_revisions(access, post):
+        raise PermissionDenied(_("Solo su autor y la dirección ven el historial de un mensaje."))
+    revisions = post.revisions.select_related("editor")
+    return render(request, "campaigns/post_history.html", {"post": post, "revisions": revisions, "campaign": post.scene.campaign})
+
+
+@login_required
+@require_POST
+def post_hide(request: HtmxHttpRequest, post_id: int) -> HttpResponse:
+    post, access = _post_for(request, post_id)
+    if not perms.can_hide_post(access):
+        raise PermissionDenied(_("Solo la dirección puede ocultar mensajes."))
+    if post.hidden:
+        services.post_show(post=post, actor=request.user)
+        messages.success(request, _("El mensaje vuelve a estar visible."))
+    else:
+        form = ReasonForm(request.POST)
+        if not form.is_valid():
+            messages.error(request, _("Para ocultar un mensaje hay que explicar el motivo."))
+        else:
+            services.post_hide(post=post, actor=request.user, reason=form.cleaned_data["reason"])
+            messages.success(request, _("Mensaje ocultado."))
+    if request.htmx:
+        return HttpResponseClientRedirect(post.get_absolute_url())
+    return redirect(post.get_absolute_url())
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def post_report(request: HtmxHttpRequest, post_id: int) -> HttpResponse:
+    post, access = _post_for(request, post_id)
+    if not perms.can_report_post(access, post):
+        raise PermissionDenied(_("No puedes denunciar este mensaje."))
+    form = ReasonForm(request.POST if request.method == "POST" else None)
+    if request.method == "POST" and form.is_valid():
+        services.post_report(post=post, reporter=request.user, reason=form.cleaned_data["reason"])
+        messages.success(request, _("Gracias. La dirección revisará el mensaje."))
+        return redirect(post.get_absolute_url())
+    return render(request, "campaigns/post_report.html", {"form": form, "post": post, "campaign": post.scene.campaign})
+
+
+# --- search and export -----------------------------------------------------
+
+
+def _readable_posts(access: Access):
+    """Posts of the campaign the user may read, text included."""
+    posts = Post.objects.filter(scene__in=_visible_scenes(access)).addressed_to(access.user, is_gm=access.is_gm)
+    if not access.is_gm:
+        mine = Q(author=access.user) if access.user.is_authenticated else Q(pk__in=[])
+        posts = posts.filter(Q(hidden=False) | mine)
+    return posts
+
+
+@require_GET
+def campaign_search(request: HtmxHttpRequest, slug: str) -> HttpResponse:
+    campaign, access = _campaign_for(request, slug)
+    form = SearchForm(request.GET if "q" in request.GET else None)
+    results = None
+    if form.is_valid():
+        query = form.cleaned_data["q"]
+        posts = _readable_posts(access).select_related("scene", "author", "character")
+        if connection.vendor == "postgresql":
+            from django.contrib.postgres.search import SearchQuery, SearchRank, SearchVector
+
+            vector = SearchVector("body", "note", config="spanish")
+            search = SearchQuery(query, config="spanish", search_type="websearch")
+            posts = posts.annotate(rank=SearchRank(vector, search)).filter(rank__gt=0).order_by("-rank", "-pk")
+        else:
+            posts = posts.filter(Q(body__icontains=query) | Q(note__icontains=query)).order_by("-pk")
+        results = list(posts[:SEARCH_LIMIT])
+    context = {"campaign": campaign, "form": form, "results": results, "limit": SEARCH_LIMIT}
+    template = "campaigns/search.html#search-results" if request.htmx else "campaigns/search.html"
+    return render(request, template, context)
+
+
+@login_required
+@require_GET
+def campaign_export(request: HtmxHttpRequest, slug: str) -> HttpResponse:
+    """A JSON archive of what the user can read: every scene and post."""
+    campaign, access = _campaign_for(request, slug)
+    if not perms.can_export(access):
+        raise PermissionDenied(_("Solo los miembros pueden descargar la partida."))
+    scenes = list(_visible_scenes(access).prefetch_related("aspects"))
+    posts = _readable_posts(access).select_related("author", "character").prefetch_related("chosen_recipients").order_by("pk")
+    by_scene: dict[int, list] = {s.pk: [] for s in scenes}
+    for post in posts:
+        by_scene.setdefault(post.scene_id, []).append(
+            {
+                "id": post.pk,
+                "author": post.author.username,
+                "speaker": post.speaker_name,
+                "voice": post.voice,
+                "recipients": post.recipients,
+                "chosen_recipients": [u.username for u in post.chosen_recipients.all()],
+                "created_at": post.created_at.isoformat(),
+                "edited_at": post.edited_at.isoformat() if post.edited_at else None,
+                "hidden": post.hidden,
+                "hidden_reason": post.hidden_reason if post.hidden else "",
+                "quote_of": post.quote_of_id,
+                "body": post.body,
+                "note": post.note,
+            }
+        )
+    archive = {
+        "format": "hitos-campaign-export/1",
+        "exported_at": timezone.now().isoformat(),
+        "exported_by": request.user.username,
+        "campaign": {
+            "slug": campaign.slug,
+            "title": campaign.title,
+            "system": campaign.system,
+            "gm": campaign.gm.username,
+            "description": campaign.description,
+        },
+        "scenes": [
+            {
+                "id": s.pk,
+                "title": s.title,
+                "description": s.description,
+                "status": s.status,
+                "offgame": s.is_offgame,
+                "aspects": [a.phrase for a in s.aspects.all()],
+                "posts": by_scene.get(s.pk, []),
+            }
+            for s in scenes
+        ],
+    }
+    response = JsonResponse(archive, json_dumps_params={"ensure_ascii": False, "indent": 1})
+    response["Content-Disposition"] = f'attachment; filename="{campaign.slug}.json"'
+    return response
+

@@ -7,7 +7,7 @@ from campaigns import views as campaign_views
 urlpatterns = [
     path("", campaign_views.home, name="home"),
     path("cuenta/", include("accounts.urls")),
-    path("partidas/", include("campaigns.urls")),
+    path("", include("campaigns.urls")),
     path("idioma/", account_views.language_set, name="language-set"),
     path("admin/", admin.site.urls),
 ]

@@ -54,8 +54,9 @@ def test_home_query_count_is_constant_as_campaigns_are_added(client, django_asse
     CampaignFactory.create_batch(count)
     CampaignFactory.create_batch(count, gm=gm)
     client.force_login(gm)
-    # session, user, count of public campaigns, the page of them, the user's own.
-    with django_assert_max_num_queries(5):
+    # session, user, unread notifications, count of public campaigns, the page
+    # of them, the user's own, their new-post counts.
+    with django_assert_max_num_queries(7):
         response = client.get(reverse("home"))
     assert len(response.context["my_campaigns"]) == count
 

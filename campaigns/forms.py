@@ -1,0 +1,272 @@
+from crispy_forms.helper import FormHelper
+from crispy_forms.layout import Submit
+from django import forms
+from django.utils.translation import gettext_lazy as _
+
+from campaigns.models import Campaign, Post, Role, Scene
+from rules.hitos_options import HitosOptions
+
+BODY_MAX = 50000
+
+
+class CampaignForm(forms.ModelForm):
+    class Meta:
+        model = Campaign
+        fields = ("title", "system", "visibility", "status", "description")
+        widgets = {"description": forms.Textarea(attrs={"rows": 6})}
+        help_texts = {
+            "description": _("Markdown: **negrita**, *cursiva*, listas y enlaces. No se admite HTML."),
+            "visibility": _("Pública: cualquiera lee las escenas abiertas a todos. Privada: solo los miembros."),
+        }
+
+    def __init__(self, *args, submit_label=None, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["title"].widget.attrs["autofocus"] = True
+        self.helper = FormHelper()
+        self.helper.add_input(Submit("submit", submit_label or _("Crear partida")))
+
+    def clean_title(self) -> str:
+        title = " ".join(self.cleaned_data["title"].split())
+        if not title:
+            raise forms.ValidationError(_("Escribe un título."))
+        return title
+
+
+class CampaignOptionsForm(forms.Form):
+    """The rules options of rules-spec.md a GM may choose, and the site's own."""
+
+    strict_success = forms.BooleanField(
+        label=_("Éxito solo si se supera la dificultad (estricto)"),
+        required=False,
+        help_text=_("Por defecto basta con igualarla (K1)."),
+    )
+    unprepared_penalty = forms.TypedChoiceField(
+        label=_("Penalización por desprevenido"),
+        choices=[(2, "−2"), (3, "−3")],
+        coerce=int,
+        help_text=_("K2: −2 por defecto."),
+    )
+    critical_damage = forms.ChoiceField(
+        label=_("Daño de un crítico"),
+        choices=[
+            ("weapon_dice", _("Se multiplican los dados del arma")),
+            ("total", _("Se multiplican los dados más el bonificador")),
+        ],
+        help_text=_("K4: la armadura se resta después en ambos casos."),
+    )
+    npc_drama = forms.ChoiceField(
+        label=_("Puntos dramáticos de los PNJ"),
+        choices=[
+            ("gm_pool", _("Reserva de la dirección")),
+            ("affected_player", _("La dirección da el punto al jugador afectado")),
+        ],
+    )
+    stabilise_difficulty = forms.TypedChoiceField(
+        label=_("Dificultad para estabilizar a un moribundo"), choices=[(12, "12"), (15, "15")], coerce=int
+    )
+    alterado_boundary = forms.ChoiceField(
+        label=_("Se está Alterado cuando la pérdida mental"),
+        choices=[("at_least", _("iguala o supera la Entereza")), ("more_than", _("supera la Entereza"))],
+    )
+    players_mark_own_meters = forms.BooleanField(
+        label=_("Los jugadores marcan sus propios medidores"), required=False
+    )
+    activation_deadline_hours = forms.IntegerField(
+        label=_("Plazo para responder a una activación negativa (horas)"), min_value=1, max_value=720
+    )
+
+    RULE_FIELDS = (
+        "strict_success",
+        "unprepared_penalty",
+        "critical_damage",
+        "npc_drama",
+        "stabilise_difficulty",
+        "alterado_boundary",
+    )
+
+    def __init__(self, *args, campaign: Campaign, **kwargs):
+        options = HitosOptions.from_dict(campaign.rules_options or {})
+        initial = {name: getattr(options, name) for name in self.RULE_FIELDS}
+        initial["players_mark_own_meters"] = campaign.players_mark_own_meters
+        initial["activation_deadline_hours"] = campaign.activation_deadline_hours
+        kwargs.setdefault("initial", initial)
+        super().__init__(*args, **kwargs)
+        self.campaign = campaign
+        self.helper = FormHelper()
+        self.helper.add_input(Submit("submit", _("Guardar opciones")))
+
+    def rules_options(self) -> dict:
+        current = HitosOptions.from_dict(self.campaign.rules_options or {}).to_dict()
+        current.update({name: self.cleaned_data[name] for name in self.RULE_FIELDS})
+        return HitosOptions.from_dict(current).to_dict()
+
+
+class ApplicationForm(forms.Form):
+    text = forms.CharField(
+        label=_("Preséntate"),
+        max_length=2000,
+        widget=forms.Textarea(attrs={"rows": 4}),
+        help_text=_("Unas líneas para la dirección: quién eres, qué personaje te gustaría llevar, tu ritmo."),
+    )
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.helper = FormHelper()
+        self.helper.add_input(Submit("submit", _("Enviar solicitud")))
+
+
+class DecisionForm(forms.Form):
+    decision = forms.ChoiceField(choices=[("accept", _("Aceptar")), ("reject", _("Rechazar"))])
+    answer = forms.CharField(label=_("Respuesta"), required=False, max_length=2000)
+
+
+class InvitationForm(forms.Form):
+    role = forms.ChoiceField(label=_("Papel"), choices=[(Role.PLAYER, Role.PLAYER.label), (Role.READER, Role.READER.label)])
+    days = forms.IntegerField(label=_("Caduca en (días)"), min_value=1, max_value=90, initial=7)
+    max_uses = forms.IntegerField(label=_("Usos máximos"), min_value=1, max_value=100, initial=5)
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.helper = FormHelper()
+        self.helper.form_tag = False
+
+
+class ReasonForm(forms.Form):
+    reason = forms.CharField(label=_("Motivo"), max_length=500)
+
+    def clean_reason(self) -> str:
+        reason = " ".join(self.cleaned_data["reason"].split())
+        if not reason:
+            raise forms.ValidationError(_("Explica el motivo."))
+        return reason
+
+
+class OptionalReasonForm(forms.Form):
+    reason = forms.CharField(label=_("Motivo"), max_length=500, required=False)
+
+
+class RoleForm(forms.Form):
+    role = forms.ChoiceField(label=_("Papel"), choices=Role.choices)
+
+
+class SceneForm(forms.ModelForm):
+    aspects = forms.CharField(
+        label=_("Aspectos de situación"),
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 3}),
+        help_text=_("Uno por línea. Cualquier jugador de la escena puede activarlos."),
+    )
+
+    class Meta:
+        model = Scene
+        fields = ("title", "description", "status", "everyone", "participants", "position")
+        widgets = {
+            "description": forms.Textarea(attrs={"rows": 5}),
+            "participants": forms.CheckboxSelectMultiple,
+        }
+
+    def __init__(self, *args, members=(), creating: bool = False, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["participants"].queryset = members
+        self.fields["participants"].label_from_instance = lambda user: user.public_name
+        self.fields["participants"].help_text = _("Solo cuenta si la escena no es para todos.")
+        if self.instance.pk:
+            self.initial.setdefault("aspects", "\n".join(a.phrase for a in self.instance.aspects.all()))
+        if creating:
+            del self.fields["status"]
+            del self.fields["position"]
+        self.helper = FormHelper()
+        self.helper.add_input(Submit("submit", _("Crear escena") if creating else _("Guardar escena")))
+
+    def clean_aspects(self) -> list[str]:
+        phrases = [" ".join(line.split()) for line in self.cleaned_data["aspects"].splitlines()]
+        phrases = [p for p in phrases if p]
+        for phrase in phrases:
+            if len(phrase) > 200:
+                raise forms.ValidationError(_("Cada aspecto puede tener como mucho 200 caracteres."))
+        if len(phrases) > 20:
+            raise forms.ValidationError(_("Como mucho 20 aspectos por escena."))
+        return phrases
+
+    def clean(self):
+        cleaned = super().clean()
+        if not cleaned.get("everyone") and not cleaned.get("participants"):
+            self.add_error("participants", _("Elige al menos un miembro, o haz la escena visible para todos."))
+        return cleaned
+
+
+class PostForm(forms.Form):
+    voice = forms.ChoiceField(label=_("Escribir como"), choices=())
+    npc_name = forms.CharField(label=_("Nombre del PNJ"), max_length=80, required=False)
+    body = forms.CharField(
+        label=_("Mensaje"),
+        widget=forms.Textarea(attrs={"rows": 8}),
+        max_length=BODY_MAX,
+        help_text=_("Markdown: **negrita**, *cursiva*, > cita, listas. Sin HTML."),
+        error_messages={"max_length": _("El mensaje es demasiado largo: como mucho %(limit_value)d caracteres (tiene %(show_value)d).")},
+    )
+    note = forms.CharField(
+        label=_("Nota de juego (fuera de personaje)"),
+        widget=forms.Textarea(attrs={"rows": 2}),
+        max_length=10000,
+        required=False,
+    )
+    recipients = forms.ChoiceField(label=_("Destinatarios"), choices=Post.Recipients.choices, initial=Post.Recipients.ALL)
+    chosen = forms.ModelMultipleChoiceField(
+        label=_("Miembros elegidos"), queryset=None, required=False, widget=forms.CheckboxSelectMultiple
+    )
+    quote_of = forms.IntegerField(widget=forms.HiddenInput, required=False)
+
+    def __init__(self, *args, characters=(), can_npc=False, members=None, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.characters = {str(c.pk): c for c in characters}
+        choices = [(f"character:{pk}", _("Personaje: %(name)s") % {"name": c.name}) for pk, c in self.characters.items()]
+        if can_npc:
+            choices.append(("npc", _("PNJ (escribe su nombre)")))
+        choices.append(("ooc", _("Fuera de personaje")))
+        self.fields["voice"].choices = choices
+        self.fields["chosen"].queryset = members
+        self.fields["chosen"].label_from_instance = lambda user: user.public_name
+
+    def clean_body(self) -> str:
+        body = self.cleaned_data["body"]
+        if not body.strip():
+            raise forms.ValidationError(_("El mensaje está vacío."))
+        return body
+
+    def clean(self):
+        cleaned = super().clean()
+        voice = cleaned.get("voice", "")
+        cleaned["character"] = None
+        if voice.startswith("character:"):
+            cleaned["character"] = self.characters.get(voice.split(":", 1)[1])
+            cleaned["voice"] = Post.Voice.CHARACTER
+        elif voice == "npc":
+            cleaned["voice"] = Post.Voice.NPC
+            name = " ".join(cleaned.get("npc_name", "").split())
+            if not name:
+                self.add_error("npc_name", _("Escribe el nombre del PNJ."))
+            cleaned["npc_name"] = name
+        elif voice == "ooc":
+            cleaned["voice"] = Post.Voice.OOC
+        if cleaned.get("recipients") == Post.Recipients.CHOSEN and not cleaned.get("chosen"):
+            self.add_error("chosen", _("Elige al menos un destinatario."))
+        return cleaned
+
+
+class PostEditForm(forms.Form):
+    body = PostForm.base_fields["body"]
+    note = PostForm.base_fields["note"]
+    reason = forms.CharField(label=_("Motivo del cambio (opcional)"), max_length=500, required=False)
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.helper = FormHelper()
+        self.helper.add_input(Submit("submit", _("Guardar cambios")))
+
+    clean_body = PostForm.clean_body
+
+
+class SearchForm(forms.Form):
+    q = forms.CharField(label=_("Buscar en la partida"), max_length=200, min_length=2)
+

@@ -1,0 +1,138 @@
+"""Who may do what in a campaign, written once (ARCHITECTURE.md's matrix).
+
+Views and services compute one ``Access`` per request and ask these small
+predicates; templates only read their answers. Outsiders get 404 for private
+things, members without the right get 403 (the views decide which).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+from campaigns.models import Campaign, CampaignStatus, Membership, Post, Role, Scene, Visibility
+
+
+class Standing(StrEnum):
+    ANONYMOUS = "anonymous"
+    OUTSIDER = "outsider"
+    READER = "reader"
+    PLAYER = "player"
+    COGM = "cogm"
+    GM = "gm"
+
+
+@dataclass(frozen=True)
+class Access:
+    user: object
+    campaign: Campaign
+    standing: Standing
+    membership: Membership | None = None
+
+    @property
+    def is_gm(self) -> bool:
+        """The GM or a co-GM: everything in the campaign."""
+        return self.standing in (Standing.GM, Standing.COGM)
+
+    @property
+    def is_owner(self) -> bool:
+        return self.standing == Standing.GM
+
+    @property
+    def is_member(self) -> bool:
+        return self.standing in (Standing.GM, Standing.COGM, Standing.PLAYER, Standing.READER)
+
+    @property
+    def is_player(self) -> bool:
+        return self.standing == Standing.PLAYER
+
+
+def campaign_access(user, campaign: Campaign) -> Access:
+    """The user's standing in the campaign (one query for members)."""
+    if not user.is_authenticated:
+        return Access(user, campaign, Standing.ANONYMOUS)
+    if campaign.gm_id == user.pk:
+        return Access(user, campaign, Standing.GM)
+    membership = Membership.objects.active().filter(campaign=campaign, user=user).first()
+    if membership is None:
+        return Access(user, campaign, Standing.OUTSIDER)
+    standing = {Role.COGM: Standing.COGM, Role.PLAYER: Standing.PLAYER, Role.READER: Standing.READER}[
+        membership.role
+    ]
+    return Access(user, campaign, standing, membership)
+
+
+def can_view_campaign(access: Access) -> bool:
+    return access.is_member or access.campaign.visibility == Visibility.PUBLIC
+
+
+def can_apply(access: Access) -> bool:
+    return access.standing == Standing.OUTSIDER and access.campaign.status == CampaignStatus.RECRUITING
+
+
+def can_join_by_invitation(access: Access) -> bool:
+    return access.standing == Standing.OUTSIDER
+
+
+def can_manage(access: Access) -> bool:
+    """Scenes, members, invitations, moderation, campaign options."""
+    return access.is_gm
+
+
+def can_hand_over(access: Access) -> bool:
+    return access.is_owner
+
+
+def can_leave(access: Access) -> bool:
+    return access.is_member and not access.is_owner
+
+
+def can_view_scene(access: Access, scene: Scene, participant_ids: set[int]) -> bool:
+    if access.is_gm:
+        return True
+    if access.is_member:
+        return scene.everyone or access.user.pk in participant_ids
+    return access.campaign.visibility == Visibility.PUBLIC and scene.everyone
+
+
+def can_post_in_scene(access: Access, scene: Scene) -> bool:
+    """Players write in open scenes; the GM also in locked ones; nobody in archived ones."""
+    if scene.status == Scene.Status.ARCHIVED:
+        return False
+    if access.is_gm:
+        return True
+    return access.is_player and scene.status == Scene.Status.OPEN
+
+
+def can_write_as_npc(access: Access) -> bool:
+    return access.is_gm
+
+
+def can_edit_post(access: Access, post: Post) -> bool:
+    if post.scene.status == Scene.Status.ARCHIVED and not access.is_gm:
+        return False
+    return access.is_gm or (access.is_member and post.author_id == access.user.pk)
+
+
+def can_see_hidden_text(access: Access, post: Post) -> bool:
+    return access.is_gm or (access.user.is_authenticated and post.author_id == access.user.pk)
+
+
+def can_see_revisions(access: Access, post: Post) -> bool:
+    return can_see_hidden_text(access, post)
+
+
+def can_hide_post(access: Access) -> bool:
+    return access.is_gm
+
+
+def can_report_post(access: Access, post: Post) -> bool:
+    return access.is_member and not access.is_gm and post.author_id != access.user.pk
+
+
+def can_search(access: Access) -> bool:
+    return can_view_campaign(access)
+
+
+def can_export(access: Access) -> bool:
+    return access.is_member

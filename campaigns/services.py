@@ -1,0 +1,352 @@
+"""Writes that span models: each runs in one transaction and records what
+moderation needs (revisions, the moderation log, notifications)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from datetime import timedelta
+
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+from django.utils.text import slugify
+from django.utils.translation import gettext as _
+
+from campaigns import notify
+from campaigns.markup import render_markdown
+from campaigns.models import (
+    Application,
+    Campaign,
+    Invitation,
+    Membership,
+    ModerationAction,
+    ModerationLog,
+    Post,
+    PostReport,
+    PostRevision,
+    Role,
+    Scene,
+    SceneAspect,
+    SceneRead,
+)
+from campaigns.permissions import Access, can_post_in_scene, can_write_as_npc
+
+
+def _unique_slug(title: str) -> str:
+    base = slugify(title)[:70] or "partida"
+    slug, n = base, 2
+    while Campaign.objects.filter(slug=slug).exists():
+        slug = f"{base}-{n}"
+        n += 1
+    return slug
+
+
+def _log(campaign, actor, action, *, reason="", target_user=None, post=None, scene=None) -> ModerationLog:
+    return ModerationLog.objects.create(
+        campaign=campaign, actor=actor, action=action, reason=reason, target_user=target_user, post=post, scene=scene
+    )
+
+
+@transaction.atomic
+def campaign_create(*, gm, title: str, system: str, visibility: str, description: str = "", status=None) -> Campaign:
+    """Create a campaign with its off-game scene."""
+    campaign = Campaign(
+        gm=gm,
+        title=title,
+        slug=_unique_slug(title),
+        system=system,
+        visibility=visibility,
+        description=description,
+        description_html=render_markdown(description),
+    )
+    if status:
+        campaign.status = status
+    campaign.full_clean()
+    campaign.save()
+    Scene.objects.create(
+        campaign=campaign,
+        title=_("Fuera de juego"),
+        description=_("Para hablar de la partida fuera de la historia: dudas, ausencias, reglas."),
+        description_html=render_markdown(
+            _("Para hablar de la partida fuera de la historia: dudas, ausencias, reglas.")
+        ),
+        is_offgame=True,
+        position=0,
+    )
+    return campaign
+
+
+def campaign_update(*, campaign: Campaign, **fields) -> Campaign:
+    for name, value in fields.items():
+        setattr(campaign, name, value)
+    if "description" in fields:
+        campaign.description_html = render_markdown(campaign.description)
+    campaign.full_clean()
+    campaign.save()
+    return campaign
+
+
+@transaction.atomic
+def application_create(*, campaign: Campaign, user, text: str, invitation: Invitation | None = None) -> Application:
+    if invitation is not None:
+        # Lock the invitation so two people cannot take its last use.
+        invitation = Invitation.objects.select_for_update().get(pk=invitation.pk)
+        if not invitation.is_usable:
+            raise ValidationError(_("Esta invitación ya no se puede usar."))
+        invitation.uses += 1
+        invitation.save(update_fields=["uses"])
+    application = Application(
+        campaign=campaign,
+        user=user,
+        text=text,
+        invitation=invitation,
+        role=invitation.role if invitation else Role.PLAYER,
+    )
+    try:
+        with transaction.atomic():
+            application.save()
+    except IntegrityError:
+        raise ValidationError(_("Ya tienes una solicitud pendiente en esta partida.")) from None
+    notify.application_received(application)
+    return application
+
+
+@transaction.atomic
+def application_decide(*, application: Application, actor, accept: bool, answer: str = "") -> Application:
+    """Accept (the applicant becomes a member with the application's role) or
+    reject; the applicant is told either way and the decision is logged."""
+    application = Application.objects.select_for_update().get(pk=application.pk)
+    if application.status != Application.Status.PENDING:
+        raise ValidationError(_("Esta solicitud ya se resolvió."))
+    application.status = Application.Status.ACCEPTED if accept else Application.Status.REJECTED
+    application.answer = answer
+    application.decided_by = actor
+    application.decided_at = timezone.now()
+    application.save(update_fields=["status", "answer", "decided_by", "decided_at"])
+    if accept:
+        Membership.objects.update_or_create(
+            campaign=application.campaign,
+            user=application.user,
+            defaults={"role": application.role, "status": Membership.Status.ACTIVE, "ended_at": None},
+        )
+    _log(
+        application.campaign,
+        actor,
+        ModerationAction.APPLICATION_ACCEPTED if accept else ModerationAction.APPLICATION_REJECTED,
+        reason=answer,
+        target_user=application.user,
+    )
+    notify.application_decided(application)
+    return application
+
+
+def invitation_create(*, campaign: Campaign, actor, role: str, days: int, max_uses: int) -> Invitation:
+    invitation = Invitation(
+        campaign=campaign,
+        created_by=actor,
+        role=role,
+        expires_at=timezone.now() + timedelta(days=days),
+        max_uses=max_uses,
+    )
+    invitation.full_clean()
+    invitation.save()
+    return invitation
+
+
+@transaction.atomic
+def invitation_revoke(*, invitation: Invitation, actor) -> None:
+    invitation.revoked = True
+    invitation.save(update_fields=["revoked"])
+    _log(invitation.campaign, actor, ModerationAction.INVITATION_REVOKED)
+
+
+def membership_leave(*, membership: Membership) -> None:
+    membership.status = Membership.Status.LEFT
+    membership.ended_at = timezone.now()
+    membership.save(update_fields=["status", "ended_at"])
+
+
+@transaction.atomic
+def member_remove(*, membership: Membership, actor, reason: str) -> None:
+    """The member loses access; their posts stay, attributed to them."""
+    membership.status = Membership.Status.REMOVED
+    membership.ended_at = timezone.now()
+    membership.save(update_fields=["status", "ended_at"])
+    _log(membership.campaign, actor, ModerationAction.MEMBER_REMOVED, reason=reason, target_user=membership.user)
+    notify.moderation(membership.campaign, membership.user, _("Te han expulsado de la partida. Motivo: %(reason)s") % {"reason": reason})
+
+
+@transaction.atomic
+def member_set_role(*, membership: Membership, actor, role: str) -> None:
+    membership.role = role
+    membership.full_clean()
+    membership.save(update_fields=["role"])
+    _log(membership.campaign, actor, ModerationAction.MEMBER_ROLE, reason=membership.get_role_display(), target_user=membership.user)
+
+
+@transaction.atomic
+def campaign_hand_over(*, campaign: Campaign, actor, membership: Membership) -> Campaign:
+    """The member becomes the GM; the previous GM stays on as a co-GM."""
+    campaign = Campaign.objects.select_for_update().get(pk=campaign.pk)
+    if membership.campaign_id != campaign.pk or membership.status != Membership.Status.ACTIVE:
+        raise ValidationError(_("Solo puedes ceder la partida a un miembro activo."))
+    previous = campaign.gm
+    new_gm = membership.user
+    membership.delete()
+    Membership.objects.update_or_create(
+        campaign=campaign, user=previous, defaults={"role": Role.COGM, "status": Membership.Status.ACTIVE, "ended_at": None}
+    )
+    campaign.gm = new_gm
+    campaign.save(update_fields=["gm"])
+    _log(campaign, actor, ModerationAction.CAMPAIGN_HANDED_OVER, target_user=new_gm)
+    notify.moderation(campaign, new_gm, _("Ahora diriges la partida «%(title)s».") % {"title": campaign.title})
+    return campaign
+
+
+def _set_aspects(scene: Scene, phrases: Iterable[str]) -> None:
+    scene.aspects.all().delete()
+    SceneAspect.objects.bulk_create(
+        SceneAspect(scene=scene, phrase=phrase, position=i) for i, phrase in enumerate(phrases)
+    )
+
+
+@transaction.atomic
+def scene_create(*, campaign: Campaign, title: str, description: str = "", everyone: bool = True,
+                 participants=(), aspects: Iterable[str] = (), position: int | None = None) -> Scene:
+    if position is None:
+        last = campaign.scenes.order_by("-position").values_list("position", flat=True).first()
+        position = (last or 0) + 1
+    scene = Scene(
+        campaign=campaign,
+        title=title,
+        description=description,
+        description_html=render_markdown(description),
+        everyone=everyone,
+        position=position,
+    )
+    scene.full_clean()
+    scene.save()
+    scene.participants.set(participants)
+    _set_aspects(scene, aspects)
+    return scene
+
+
+@transaction.atomic
+def scene_update(*, scene: Scene, actor, title: str, description: str, everyone: bool, participants,
+                 aspects: Iterable[str], status: str, position: int) -> Scene:
+    old_status = scene.status
+    scene.title = title
+    scene.description = description
+    scene.description_html = render_markdown(description)
+    scene.everyone = everyone
+    scene.status = status
+    scene.position = position
+    scene.full_clean()
+    scene.save()
+    scene.participants.set(participants)
+    _set_aspects(scene, aspects)
+    if status != old_status:
+        _log(scene.campaign, actor, ModerationAction.SCENE_STATUS, scene=scene, reason=scene.get_status_display())
+    return scene
+
+
+@transaction.atomic
+def post_create(*, access: Access, scene: Scene, voice: str, body: str, note: str = "", character=None,
+                npc_name: str = "", recipients: str = Post.Recipients.ALL, chosen=(), quote_of: Post | None = None) -> Post:
+    if not can_post_in_scene(access, scene):
+        raise PermissionDenied(_("No puedes escribir en esta escena."))
+    if voice == Post.Voice.NPC and not can_write_as_npc(access):
+        raise PermissionDenied(_("Solo la dirección puede escribir como PNJ."))
+    post = Post(
+        scene=scene,
+        author=access.user,
+        voice=voice,
+        character=character if voice == Post.Voice.CHARACTER else None,
+        npc_name=npc_name if voice == Post.Voice.NPC else "",
+        body=body,
+        body_html=render_markdown(body),
+        note=note,
+        note_html=render_markdown(note),
+        recipients=recipients,
+        quote_of=quote_of,
+    )
+    post.full_clean()
+    post.save()
+    if recipients == Post.Recipients.CHOSEN:
+        post.chosen_recipients.set(chosen)
+    # The author has read their own post.
+    scene_mark_read(user=access.user, scene=scene, last_post_id=post.pk)
+    notify.post_created(post)
+    return post
+
+
+@transaction.atomic
+def post_edit(*, access: Access, post: Post, body: str, note: str, reason: str = "") -> Post:
+    """Keep the previous text as a revision; an edit by someone other than
+    the author is also written to the moderation log."""
+    PostRevision.objects.create(
+        post=post,
+        editor=access.user,
+        body=post.body,
+        body_html=post.body_html,
+        note=post.note,
+        note_html=post.note_html,
+        reason=reason,
+    )
+    post.body = body
+    post.body_html = render_markdown(body)
+    post.note = note
+    post.note_html = render_markdown(note)
+    post.edited_at = timezone.now()
+    post.edited_by = access.user
+    post.full_clean()
+    post.save(update_fields=["body", "body_html", "note", "note_html", "edited_at", "edited_by"])
+    if post.author_id != access.user.pk:
+        _log(post.scene.campaign, access.user, ModerationAction.POST_EDITED, reason=reason, target_user=post.author, post=post)
+        notify.moderation(post.scene.campaign, post.author, _("La dirección ha editado tu mensaje #%(id)s. Motivo: %(reason)s") % {"id": post.pk, "reason": reason or "—"}, post=post)
+    return post
+
+
+@transaction.atomic
+def post_hide(*, post: Post, actor, reason: str) -> Post:
+    post.hidden = True
+    post.hidden_reason = reason
+    post.hidden_by = actor
+    post.hidden_at = timezone.now()
+    post.save(update_fields=["hidden", "hidden_reason", "hidden_by", "hidden_at"])
+    PostReport.objects.filter(post=post, resolved_at__isnull=True).update(resolved_by=actor, resolved_at=timezone.now())
+    _log(post.scene.campaign, actor, ModerationAction.POST_HIDDEN, reason=reason, target_user=post.author, post=post)
+    notify.moderation(post.scene.campaign, post.author, _("La dirección ha ocultado tu mensaje #%(id)s. Motivo: %(reason)s") % {"id": post.pk, "reason": reason}, post=post)
+    return post
+
+
+@transaction.atomic
+def post_show(*, post: Post, actor, reason: str = "") -> Post:
+    post.hidden = False
+    post.save(update_fields=["hidden"])
+    _log(post.scene.campaign, actor, ModerationAction.POST_SHOWN, reason=reason, target_user=post.author, post=post)
+    return post
+
+
+def post_report(*, post: Post, reporter, reason: str) -> PostReport:
+    report = PostReport(post=post, reporter=reporter, reason=reason)
+    report.full_clean()
+    report.save()
+    return report
+
+
+@transaction.atomic
+def report_resolve(*, report: PostReport, actor, reason: str = "") -> None:
+    report.resolved_by = actor
+    report.resolved_at = timezone.now()
+    report.save(update_fields=["resolved_by", "resolved_at"])
+    _log(report.post.scene.campaign, actor, ModerationAction.REPORT_RESOLVED, reason=reason, target_user=report.post.author, post=report.post)
+
+
+def scene_mark_read(*, user, scene: Scene, last_post_id: int) -> None:
+    """Move the user's read marker forward (never back)."""
+    if not user.is_authenticated or not last_post_id:
+        return
+    read, created = SceneRead.objects.get_or_create(scene=scene, user=user, defaults={"last_post_id": last_post_id})
+    if not created and read.last_post_id < last_post_id:
+        SceneRead.objects.filter(pk=read.pk, last_post_id__lt=last_post_id).update(last_post_id=last_post_id)

@@ -23,6 +23,7 @@ from collections.abc import Iterable
 from django.conf import settings
 from django.core.mail import EmailMessage, mailers
 from django.db import transaction
+from django.db.models import Exists, OuterRef
 from django.template.loader import render_to_string
 from django.urls import NoReverseMatch, reverse
 from django.utils import timezone, translation
@@ -276,3 +277,60 @@ def notification_mark_read(*, notification: Notification) -> None:
 def notifications_mark_all_read(*, user) -> int:
     """Mark every unread notification of the user read; returns how many."""
     return Notification.objects.filter(user=user, read_at__isnull=True).update(read_at=timezone.now())
+
+
+# --- the daily digest --------------------------------------------------------
+
+
+def digest_email(user, notifications: list[Notification]) -> EmailMessage:
+    """One message listing the user's notifications, grouped by campaign in
+    the order given (callers sort by campaign)."""
+    groups: list[tuple[Campaign | None, list[tuple[Notification, str]]]] = []
+    for notification in notifications:
+        if not groups or groups[-1][0] != notification.campaign:
+            groups.append((notification.campaign, []))
+        groups[-1][1].append((notification, site_url(notification.url)))
+    with translation.override(user_language(user)):
+        context = {
+            "user": user,
+            "groups": groups,
+            "count": len(notifications),
+            "list_link": site_url(reverse("accounts:notifications")),
+            "profile_link": site_url(reverse("accounts:profile")),
+        }
+        subject = render_to_string("campaigns/email/digest_subject.txt", context).strip()
+        body = render_to_string("campaigns/email/digest.txt", context)
+    return EmailMessage(subject=subject, body=body, to=[user.email])
+
+
+def digest_users():
+    """Users who chose the digest and have something not yet e-mailed."""
+    pending = Notification.objects.filter(user=OuterRef("pk"), emailed_at__isnull=True, read_at__isnull=True)
+    return (
+        User.objects.filter(email_notifications=User.EmailChoice.DIGEST, is_active=True)
+        .exclude(email="")
+        .filter(Exists(pending))
+        .order_by("pk")
+    )
+
+
+def digest_send(*, user) -> bool:
+    """E-mail the user's pending notifications in one message and mark them
+    e-mailed. Returns whether a message went out.
+
+    Read notifications are left out: the user has already seen them. The rows
+    are locked while the message is sent, so two runs at once cannot both
+    send them, and a failed send leaves them pending for the next run.
+    """
+    with transaction.atomic():
+        pending = list(
+            Notification.objects.select_for_update(of=("self",))
+            .filter(user=user, emailed_at__isnull=True, read_at__isnull=True)
+            .select_related("campaign")
+            .order_by("campaign__title", "campaign_id", "created_at", "id")
+        )
+        if not pending:
+            return False
+        mailers.default.send_messages([digest_email(user, pending)])
+        Notification.objects.filter(pk__in=[n.pk for n in pending]).update(emailed_at=timezone.now())
+    return True

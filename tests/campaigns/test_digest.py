@@ -1,0 +1,145 @@
+from io import StringIO
+
+import pytest
+from django.core import mail
+from django.core.management import call_command
+from django.utils import timezone
+
+from accounts.models import User
+from campaigns import notify
+from campaigns.models import Notification
+from tests.campaigns.notify_helpers import member, post, scene
+from tests.factories import CampaignFactory, UserFactory
+
+pytestmark = pytest.mark.django_db
+
+Choice = User.EmailChoice
+
+
+@pytest.fixture(autouse=True)
+def _site_url(settings):
+    settings.SITE_URL = "https://hitos.example/"
+
+
+def _send_digest() -> str:
+    out = StringIO()
+    call_command("send_digest", stdout=out, stderr=StringIO())
+    return out.getvalue()
+
+
+def _notification(user, campaign, text, **fields):
+    return Notification.objects.create(
+        user=user, campaign=campaign, kind=Notification.Kind.POST, text=text, url="/mensajes/1/", **fields
+    )
+
+
+def test_a_digest_user_gets_one_e_mail_grouped_by_campaign_and_everything_is_marked_sent():
+    lucia = UserFactory(email_notifications=Choice.DIGEST, display_name="Lucía")
+    faro = CampaignFactory(title="El faro")
+    marca = CampaignFactory(title="La Marca")
+    _notification(lucia, marca, "Uno en la Marca")
+    _notification(lucia, faro, "Uno en el faro")
+    _notification(lucia, marca, "Otro en la Marca")
+
+    assert _send_digest() == "Sent 1 digest e-mail(s).\n"
+
+    assert len(mail.outbox) == 1
+    message = mail.outbox[0]
+    assert message.to == [lucia.email]
+    assert message.subject == "[Hitos] Tu resumen: 3 avisos nuevos"
+    body = message.body
+    assert body.startswith("Hola, Lucía:")
+    assert "Tienes 3 avisos nuevos en Hitos desde el último resumen." in body
+    # Campaigns in alphabetical order, each with its own notifications, oldest first.
+    assert body.index("== El faro ==") < body.index("- Uno en el faro") < body.index("== La Marca ==")
+    assert body.index("== La Marca ==") < body.index("- Uno en la Marca") < body.index("- Otro en la Marca")
+    assert body.count("https://hitos.example/mensajes/1/") == 3
+    assert "https://hitos.example/cuenta/avisos/" in body
+    assert not Notification.objects.filter(emailed_at__isnull=True).exists()
+
+
+def test_the_digest_is_idempotent_and_a_later_run_sends_only_what_is_new():
+    lucia = UserFactory(email_notifications=Choice.DIGEST)
+    campaign = CampaignFactory()
+    _notification(lucia, campaign, "Primero")
+    assert _send_digest() == "Sent 1 digest e-mail(s).\n"
+    assert _send_digest() == "Sent 0 digest e-mail(s).\n"
+    assert len(mail.outbox) == 1
+
+    _notification(lucia, campaign, "Segundo")
+    assert _send_digest() == "Sent 1 digest e-mail(s).\n"
+    assert len(mail.outbox) == 2
+    assert mail.outbox[1].subject == "[Hitos] Tu resumen: 1 aviso nuevo"
+    assert "- Segundo" in mail.outbox[1].body and "Primero" not in mail.outbox[1].body
+
+
+def test_only_digest_users_get_a_digest():
+    campaign = CampaignFactory()
+    for choice in Choice.values:
+        _notification(UserFactory(email_notifications=choice, email=f"{choice}@example.org"), campaign, "Algo")
+    assert _send_digest() == "Sent 1 digest e-mail(s).\n"
+    assert [m.to for m in mail.outbox] == [["digest@example.org"]]
+    assert Notification.objects.filter(emailed_at__isnull=True).count() == 3
+
+
+def test_read_and_already_e_mailed_notifications_are_left_out():
+    lucia = UserFactory(email_notifications=Choice.DIGEST)
+    campaign = CampaignFactory()
+    _notification(lucia, campaign, "Ya leído", read_at=timezone.now())
+    _notification(lucia, campaign, "Ya enviado", emailed_at=timezone.now())
+    assert _send_digest() == "Sent 0 digest e-mail(s).\n"
+    _notification(lucia, campaign, "Pendiente")
+    _send_digest()
+    assert len(mail.outbox) == 1
+    assert "Pendiente" in mail.outbox[0].body
+    assert "Ya leído" not in mail.outbox[0].body and "Ya enviado" not in mail.outbox[0].body
+
+
+def test_users_without_an_address_or_inactive_get_no_digest():
+    campaign = CampaignFactory()
+    _notification(UserFactory(email_notifications=Choice.DIGEST, email=""), campaign, "Algo")
+    _notification(UserFactory(email_notifications=Choice.DIGEST, is_active=False), campaign, "Algo")
+    assert _send_digest() == "Sent 0 digest e-mail(s).\n"
+    assert mail.outbox == []
+
+
+def test_notifications_without_a_campaign_are_listed_apart():
+    lucia = UserFactory(email_notifications=Choice.DIGEST)
+    Notification.objects.create(user=lucia, kind=Notification.Kind.MODERATION, text="Sin partida", url="/")
+    _send_digest()
+    assert "== Otros avisos ==\n\n- Sin partida" in mail.outbox[0].body
+
+
+def test_a_failed_send_leaves_the_notifications_pending_and_the_others_go_out(settings, monkeypatch):
+    campaign = CampaignFactory()
+    broken = UserFactory(email_notifications=Choice.DIGEST)
+    fine = UserFactory(email_notifications=Choice.DIGEST)
+    _notification(broken, campaign, "A")
+    _notification(fine, campaign, "B")
+    real_email = notify.digest_email
+
+    def email_or_fail(user, notifications):
+        if user == broken:
+            raise ConnectionRefusedError("mail server down")
+        return real_email(user, notifications)
+
+    monkeypatch.setattr(notify, "digest_email", email_or_fail)
+    err = StringIO()
+    out = StringIO()
+    call_command("send_digest", stdout=out, stderr=err)
+    assert out.getvalue() == "Sent 1 digest e-mail(s).\n"
+    assert "1 digest e-mail(s) failed" in err.getvalue()
+    assert Notification.objects.get(user=broken).emailed_at is None
+    assert Notification.objects.get(user=fine).emailed_at is not None
+
+
+def test_post_notifications_of_digest_users_reach_the_digest(django_capture_on_commit_callbacks):
+    campaign = CampaignFactory(gm=UserFactory(email_notifications=Choice.NEVER))
+    lucia = member(campaign, email_notifications=Choice.DIGEST)
+    written = post(scene(campaign, title="El faro"), campaign.gm)
+    with django_capture_on_commit_callbacks(execute=True):
+        notify.post_created(written)
+    assert mail.outbox == []
+    _send_digest()
+    assert [m.to for m in mail.outbox] == [[lucia.email]]
+    assert f"https://hitos.example/mensajes/{written.pk}/" in mail.outbox[0].body

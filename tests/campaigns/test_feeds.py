@@ -73,7 +73,7 @@ def _assert_inert_html(html: str) -> None:
 
 
 @pytest.fixture
-def table():
+def party():
     campaign = CampaignFactory(title="La Marca", visibility=Visibility.PUBLIC)
     ana = member(campaign, display_name="Ana")
     bea = member(campaign, display_name="Bea")
@@ -83,8 +83,8 @@ def table():
 # --- the public scene feed ---------------------------------------------------
 
 
-def test_a_public_scene_feed_lists_its_public_posts_newest_first_with_the_stored_html(client, table):
-    campaign, ana, bea = table
+def test_a_public_scene_feed_lists_its_public_posts_newest_first_with_the_stored_html(client, party):
+    campaign, ana, bea = party
     public = scene(campaign, title="El faro")
     first = post(public, ana, body="Subo **la escalera**.")
     second = post(public, campaign.gm, body="Hace frío.", voice=Post.Voice.NPC, npc_name="El farero")
@@ -110,8 +110,8 @@ def test_a_public_scene_feed_lists_its_public_posts_newest_first_with_the_stored
 
 
 @pytest.mark.parametrize("case", ["private campaign", "split scene", "wrong campaign", "unknown scene"])
-def test_the_scene_feed_is_404_unless_anonymous_visitors_may_read_the_scene(client, table, case):
-    campaign, ana, bea = table
+def test_the_scene_feed_is_404_unless_anonymous_visitors_may_read_the_scene(client, party, case):
+    campaign, ana, bea = party
     target = scene(campaign, everyone=case != "split scene", participants=[ana])
     post(target, ana, body="Dentro")
     url = _scene_feed_url(target)
@@ -151,8 +151,8 @@ def test_markup_in_titles_npc_names_and_bodies_stays_inert_in_the_scene_feed(cli
 # --- the member's private feed -----------------------------------------------
 
 
-def test_a_member_feed_has_everything_that_member_may_read_and_nothing_else(client, table):
-    campaign, ana, bea = table
+def test_a_member_feed_has_everything_that_member_may_read_and_nothing_else(client, party):
+    campaign, ana, bea = party
     everyone = scene(campaign, title="Todos")
     with_ana = scene(campaign, title="Con Ana", everyone=False, participants=[ana])
     with_bea = scene(campaign, title="Con Bea", everyone=False, participants=[bea])
@@ -180,8 +180,8 @@ def test_a_member_feed_has_everything_that_member_may_read_and_nothing_else(clie
         assert secret not in text
 
 
-def test_hidden_posts_are_placeholders_without_text_even_for_their_author_and_the_direction(client, table):
-    campaign, ana, bea = table
+def test_hidden_posts_are_placeholders_without_text_even_for_their_author_and_the_direction(client, party):
+    campaign, ana, bea = party
     hidden = post(scene(campaign), ana, body="Lo que escribí", hidden=True, hidden_reason="spoiler")
     cogm = member(campaign, role=Role.COGM)
     for reader in (ana, bea, cogm):
@@ -194,8 +194,8 @@ def test_hidden_posts_are_placeholders_without_text_even_for_their_author_and_th
         }
 
 
-def test_a_co_gm_feed_includes_every_scene_and_whisper(client, table):
-    campaign, ana, bea = table
+def test_a_co_gm_feed_includes_every_scene_and_whisper(client, party):
+    campaign, ana, bea = party
     cogm = member(campaign, role=Role.COGM)
     post(scene(campaign, everyone=False, participants=[bea]), bea, body="Grupo de Bea")
     post(scene(campaign), ana, body="Susurro", recipients=Post.Recipients.GM)
@@ -205,8 +205,8 @@ def test_a_co_gm_feed_includes_every_scene_and_whisper(client, table):
 
 
 @pytest.mark.parametrize("status", [Membership.Status.LEFT, Membership.Status.REMOVED])
-def test_the_token_of_a_member_who_left_or_was_removed_stops_working(client, table, status):
-    campaign, ana, bea = table
+def test_the_token_of_a_member_who_left_or_was_removed_stops_working(client, party, status):
+    campaign, ana, bea = party
     post(scene(campaign), bea, body="Para todos")
     url = _member_feed_url(ana, campaign)
     Membership.objects.filter(user=ana).update(status=status, ended_at=timezone.now())
@@ -215,8 +215,8 @@ def test_the_token_of_a_member_who_left_or_was_removed_stops_working(client, tab
     assert b"Para todos" not in response.content
 
 
-def test_an_unknown_token_or_an_inactive_account_is_404(client, table):
-    campaign, ana, bea = table
+def test_an_unknown_token_or_an_inactive_account_is_404(client, party):
+    campaign, ana, bea = party
     post(scene(campaign), bea, body="Para todos")
     assert client.get("/test-feeds/canal/no-existe/").status_code == 404
     url = _member_feed_url(ana, campaign)
@@ -248,8 +248,8 @@ def test_markup_stays_inert_in_the_member_feed(client, payload):
     _assert_inert_html(entry["content"])
 
 
-def test_the_member_feed_queries_do_not_grow_with_the_number_of_posts(client, table, django_assert_max_num_queries):
-    campaign, ana, bea = table
+def test_the_member_feed_queries_do_not_grow_with_the_number_of_posts(client, party, django_assert_max_num_queries):
+    campaign, ana, bea = party
     target = scene(campaign)
     for _ in range(3):
         post(target, bea, body="Uno", voice=Post.Voice.NPC, npc_name="PNJ")
@@ -262,8 +262,8 @@ def test_the_member_feed_queries_do_not_grow_with_the_number_of_posts(client, ta
         client.get(url)
 
 
-def test_the_outsiders_scene_feed_is_not_a_way_into_a_members_feed(client, table):
-    campaign, ana, bea = table
+def test_the_outsiders_scene_feed_is_not_a_way_into_a_members_feed(client, party):
+    campaign, ana, bea = party
     outsider = UserFactory()
     client.force_login(outsider)
     assert client.get("/test-feeds/canal/" + "x" * 32 + "/").status_code == 404

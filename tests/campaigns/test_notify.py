@@ -23,7 +23,7 @@ def _site_url(settings):
 
 
 @pytest.fixture
-def table():
+def party():
     """A campaign with a GM, a co-GM, two players, a reader, a player who
     left, a removed player and an outsider; everyone wants no e-mail unless a
     test says otherwise."""
@@ -54,68 +54,72 @@ def _created(post_obj):
 # --- who is notified ----------------------------------------------------------
 
 
-def test_a_post_to_everyone_notifies_every_active_member_and_the_gm_but_not_its_author(table):
-    campaign, people = table
+def test_a_post_to_everyone_notifies_every_active_member_and_the_gm_but_not_its_author(party):
+    campaign, people = party
     written = _created(post(scene(campaign), people["ana"]))
     kinds = _notified(people, written)
     assert kinds == {"gm": "post", "cogm": "post", "bea": "post", "reader": "post"}
 
 
-def test_removed_and_departed_members_and_outsiders_are_never_notified(table):
-    campaign, people = table
+def test_removed_and_departed_members_and_outsiders_are_never_notified(party):
+    campaign, people = party
     written = _created(post(scene(campaign), people["gm"]))
     assert set(_notified(people, written)) == {"cogm", "ana", "bea", "reader"}
 
 
-def test_a_split_party_scene_notifies_only_its_participants_and_the_direction(table):
-    campaign, people = table
-    split = scene(campaign, everyone=False, participants=[people["ana"], people["bea"], people["left"], people["outsider"]])
+def test_a_split_party_scene_notifies_only_its_participants_and_the_direction(party):
+    campaign, people = party
+    split = scene(
+        campaign, everyone=False, participants=[people["ana"], people["bea"], people["left"], people["outsider"]]
+    )
     written = _created(post(split, people["ana"]))
     assert _notified(people, written) == {"gm": "post", "cogm": "post", "bea": "post"}
 
 
-def test_a_whisper_to_the_direction_notifies_only_the_gm_and_co_gms_as_addressed(table):
-    campaign, people = table
+def test_a_whisper_to_the_direction_notifies_only_the_gm_and_co_gms_as_addressed(party):
+    campaign, people = party
     written = _created(post(scene(campaign), people["bea"], recipients=Post.Recipients.GM))
     assert _notified(people, written) == {"gm": "addressed", "cogm": "addressed"}
 
 
-def test_a_co_gm_whispering_to_the_direction_notifies_the_gm_only(table):
-    campaign, people = table
+def test_a_co_gm_whispering_to_the_direction_notifies_the_gm_only(party):
+    campaign, people = party
     written = _created(post(scene(campaign), people["cogm"], recipients=Post.Recipients.GM))
     assert _notified(people, written) == {"gm": "addressed"}
 
 
-def test_a_post_to_chosen_members_notifies_them_and_the_direction(table):
-    campaign, people = table
-    written = _created(post(scene(campaign), people["ana"], recipients=Post.Recipients.CHOSEN, chosen=[people["reader"]]))
+def test_a_post_to_chosen_members_notifies_them_and_the_direction(party):
+    campaign, people = party
+    written = _created(
+        post(scene(campaign), people["ana"], recipients=Post.Recipients.CHOSEN, chosen=[people["reader"]])
+    )
     assert _notified(people, written) == {"gm": "addressed", "cogm": "addressed", "reader": "addressed"}
 
 
-def test_chosen_members_who_cannot_see_the_scene_or_left_are_not_notified(table):
-    campaign, people = table
+def test_chosen_members_who_cannot_see_the_scene_or_left_are_not_notified(party):
+    campaign, people = party
     split = scene(campaign, everyone=False, participants=[people["ana"]])
     chosen = [people["bea"], people["left"], people["outsider"], people["ana"]]
     written = _created(post(split, people["gm"], recipients=Post.Recipients.CHOSEN, chosen=chosen))
     assert _notified(people, written) == {"cogm": "addressed", "ana": "addressed"}
 
 
-def test_an_inactive_account_is_not_notified(table):
-    campaign, people = table
+def test_an_inactive_account_is_not_notified(party):
+    campaign, people = party
     User.objects.filter(pk=people["bea"].pk).update(is_active=False)
     written = _created(post(scene(campaign), people["ana"]))
     assert "bea" not in _notified(people, written)
 
 
 @pytest.mark.parametrize(("author", "from_gm"), [("gm", True), ("cogm", True), ("ana", False)])
-def test_from_gm_tells_whether_the_direction_wrote_the_post(table, author, from_gm):
-    campaign, people = table
+def test_from_gm_tells_whether_the_direction_wrote_the_post(party, author, from_gm):
+    campaign, people = party
     written = _created(post(scene(campaign), people[author]))
     assert set(Notification.objects.filter(post=written).values_list("from_gm", flat=True)) == {from_gm}
 
 
-def test_the_notification_names_the_speaker_and_scene_and_links_to_the_permalink(table):
-    campaign, people = table
+def test_the_notification_names_the_speaker_and_scene_and_links_to_the_permalink(party):
+    campaign, people = party
     written = _created(post(scene(campaign, title="El faro"), people["ana"]))
     notification = Notification.objects.get(post=written, user=people["gm"])
     assert notification.text == f"Ana ha escrito en «El faro» ({campaign.title})."
@@ -124,24 +128,26 @@ def test_the_notification_names_the_speaker_and_scene_and_links_to_the_permalink
     assert notification.read_at is None and notification.emailed_at is None
 
 
-def test_a_whisper_notification_says_it_is_private(table):
-    campaign, people = table
+def test_a_whisper_notification_says_it_is_private(party):
+    campaign, people = party
     written = _created(post(scene(campaign, title="El faro"), people["ana"], recipients=Post.Recipients.GM))
     notification = Notification.objects.get(post=written, user=people["gm"])
     assert notification.text == f"Ana te ha escrito un mensaje privado en «El faro» ({campaign.title})."
 
 
-def test_an_npc_post_is_announced_with_the_npc_name_stored_as_plain_text(table):
-    campaign, people = table
+def test_an_npc_post_is_announced_with_the_npc_name_stored_as_plain_text(party):
+    campaign, people = party
     payload = "<script>alert(1)</script>"
     written = _created(post(scene(campaign, title="<b>x</b>"), people["gm"], voice=Post.Voice.NPC, npc_name=payload))
     notification = Notification.objects.get(post=written, user=people["ana"])
     assert notification.text.startswith(f"{payload} ha escrito en «<b>x</b>»")
 
 
-def test_a_long_title_is_cut_to_fit_the_text_column(table):
-    campaign, people = table
-    written = _created(post(scene(campaign, title="larga " * 20), people["gm"], voice=Post.Voice.NPC, npc_name="n" * 80))
+def test_a_long_title_is_cut_to_fit_the_text_column(party):
+    campaign, people = party
+    written = _created(
+        post(scene(campaign, title="larga " * 20), people["gm"], voice=Post.Voice.NPC, npc_name="n" * 80)
+    )
     text = Notification.objects.get(post=written, user=people["ana"]).text
     assert len(text) <= 300
 
@@ -162,8 +168,8 @@ def test_post_created_runs_a_constant_number_of_queries_whatever_the_number_of_m
         notify.post_created(written)
 
 
-def test_the_post_service_notifies_through_this_module(table, django_capture_on_commit_callbacks):
-    campaign, people = table
+def test_the_post_service_notifies_through_this_module(party, django_capture_on_commit_callbacks):
+    campaign, people = party
     User.objects.filter(pk=people["gm"].pk).update(email_notifications=Choice.IMMEDIATE)
     access = campaign_access(people["ana"], campaign)
     with django_capture_on_commit_callbacks(execute=True):
@@ -218,7 +224,11 @@ def test_gm_only_users_get_an_e_mail_when_the_gm_writes(django_capture_on_commit
     written = post(scene(campaign), campaign.gm)
     with django_capture_on_commit_callbacks(execute=True):
         notify.post_created(written)
-    assert sorted(m.to[0] for m in mail.outbox) == ["author@example.org", "gm_only@example.org", "immediate@example.org"]
+    assert sorted(m.to[0] for m in mail.outbox) == [
+        "author@example.org",
+        "gm_only@example.org",
+        "immediate@example.org",
+    ]
 
 
 def test_gm_only_users_get_an_e_mail_when_a_co_gm_writes(django_capture_on_commit_callbacks):
@@ -227,7 +237,11 @@ def test_gm_only_users_get_an_e_mail_when_a_co_gm_writes(django_capture_on_commi
     written = post(scene(campaign), cogm)
     with django_capture_on_commit_callbacks(execute=True):
         notify.post_created(written)
-    assert sorted(m.to[0] for m in mail.outbox) == ["author@example.org", "gm_only@example.org", "immediate@example.org"]
+    assert sorted(m.to[0] for m in mail.outbox) == [
+        "author@example.org",
+        "gm_only@example.org",
+        "immediate@example.org",
+    ]
 
 
 def test_gm_only_users_get_no_e_mail_when_a_player_writes(django_capture_on_commit_callbacks):
@@ -302,7 +316,11 @@ def test_an_application_notifies_the_gm_and_co_gms(gm_choice, emailed, django_ca
     [
         (Application.Status.ACCEPTED, "", "Te han aceptado en «La Marca»."),
         (Application.Status.ACCEPTED, "¡Bienvenida!", "Te han aceptado en «La Marca». Respuesta: ¡Bienvenida!"),
-        (Application.Status.REJECTED, "Ya somos muchos", "Han rechazado tu solicitud para «La Marca». Respuesta: Ya somos muchos"),
+        (
+            Application.Status.REJECTED,
+            "Ya somos muchos",
+            "Han rechazado tu solicitud para «La Marca». Respuesta: Ya somos muchos",
+        ),
     ],
 )
 def test_the_applicant_is_told_the_decision_with_the_answer(status, answer, text, django_capture_on_commit_callbacks):

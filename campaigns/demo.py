@@ -12,6 +12,7 @@ from accounts.models import User
 from campaigns import services
 from campaigns.models import Campaign, CampaignStatus, Membership, Post, Role, System, Visibility
 from campaigns.permissions import campaign_access
+from rolls.demo import rolls_demo_load
 from sheets.models import Character
 
 DEMO_PASSWORD = "demo-hitos-2026"
@@ -133,4 +134,11 @@ def demo_load() -> tuple[list[tuple[DemoUser, bool]], Campaign]:
         )
     if not Post.objects.filter(scene__campaign=campaign).exists():
         _story(campaign, gm, accounts["ana"], accounts["bruno"])
+    players = (accounts["ana"], accounts["bruno"])
+    rolls_demo_load(
+        campaign=campaign,
+        players=players,
+        characters=tuple(Character.objects.get(campaign=campaign, owner=p) for p in players),
+        scene=campaign.scenes.exclude(is_offgame=True).order_by("position").first(),
+    )
     return users, campaign

@@ -30,6 +30,7 @@ from campaigns.models import (
     SceneRead,
 )
 from campaigns.permissions import Access, can_post_in_scene, can_write_as_npc
+from rolls import services as rolls_services
 
 
 def _unique_slug(title: str) -> str:
@@ -63,6 +64,8 @@ def campaign_create(*, gm, title: str, system: str, visibility: str, description
         campaign.status = status
     campaign.full_clean()
     campaign.save()
+    # The roll log's first epoch opens now, before anyone can choose a client seed.
+    rolls_services.log_open(campaign=campaign)
     Scene.objects.create(
         campaign=campaign,
         title=_("Fuera de juego"),

@@ -28,6 +28,11 @@ SECRET_KEY = env_secret(
     generate=lambda: secrets.token_urlsafe(50),
 )
 
+# The roll log's signing and seed-encryption keys (rolls/keys.py).
+from rolls.keys import load_keys  # noqa: E402
+
+ROLLOG_KEYS = load_keys(dev_dir=VAR_DIR if DEBUG else None)
+
 ALLOWED_HOSTS = env_list(
     "ALLOWED_HOSTS", ["127.0.0.1", "localhost", "[::1]"] if DEBUG else []
 )

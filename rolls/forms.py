@@ -1,0 +1,21 @@
+from crispy_forms.helper import FormHelper
+from crispy_forms.layout import Submit
+from django import forms
+from django.utils.translation import gettext_lazy as _
+
+from rules.notation import MAX_LENGTH
+
+
+class FreeRollForm(forms.Form):
+    notation = forms.CharField(
+        label=_("Dados"),
+        max_length=MAX_LENGTH,
+        help_text=_("Por ejemplo 3d10, 2d6+1d8+2, 4d6kh3 (quedarse con los 3 mayores) o 6d6>=5 (contar éxitos)."),
+    )
+    purpose = forms.CharField(label=_("Para qué"), max_length=200, required=False)
+    client_seed = forms.CharField(required=False, widget=forms.HiddenInput, max_length=64)
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.helper = FormHelper()
+        self.helper.add_input(Submit("submit", _("Tirar")))

@@ -1,0 +1,144 @@
+"""The signed roll log (rollog/v1) as stored by the site.
+
+``RollEntry.entry_bytes`` and ``signature`` are the truth: the other columns
+are indexed copies for queries and pages. Entries are never updated or
+deleted (the model and its queryset refuse; on PostgreSQL a trigger does too).
+"""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+from django.urls import reverse
+from django.utils.translation import gettext_lazy as _
+
+from rolls.rollog import SignedEntry
+
+
+class ImmutableEntryError(Exception):
+    pass
+
+
+class CampaignLog(models.Model):
+    """The head of a campaign's log, locked (SELECT … FOR UPDATE) by every append."""
+
+    campaign = models.OneToOneField(
+        "campaigns.Campaign", on_delete=models.PROTECT, primary_key=True, related_name="roll_log"
+    )
+    # The public campaign id inside the entries: fixed when the log opens.
+    log_id = models.CharField(max_length=100, unique=True)
+    seq = models.BigIntegerField()
+    head_hash = models.CharField(max_length=64)
+    head_time = models.CharField(max_length=20)
+    epoch = models.PositiveIntegerField()
+    next_index = models.PositiveIntegerField()
+
+    def __str__(self) -> str:
+        return f"{self.log_id} @ {self.seq}"
+
+
+class SeedEpoch(models.Model):
+    campaign = models.ForeignKey("campaigns.Campaign", on_delete=models.PROTECT, related_name="seed_epochs")
+    epoch = models.PositiveIntegerField()
+    anchor = models.CharField(max_length=64)
+    length = models.PositiveIntegerField()
+    # The epoch's secret root r, encrypted with ROLLOG_SEED_KEY (Fernet): a
+    # database dump alone reveals no future seed.
+    root_encrypted = models.BinaryField()
+    opened_seq = models.BigIntegerField()
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["campaign", "epoch"], name="seedepoch_unique")]
+
+    def __str__(self) -> str:
+        return f"epoch {self.epoch} of {self.campaign_id}"
+
+
+class RollEntryQuerySet(models.QuerySet):
+    def update(self, **kwargs):
+        raise ImmutableEntryError("Las entradas del registro de tiradas no se modifican.")
+
+    def delete(self):
+        raise ImmutableEntryError("Las entradas del registro de tiradas no se borran.")
+
+    def rolls(self):
+        return self.exclude(kind=RollEntry.Kind.EPOCH_OPEN)
+
+
+class RollEntry(models.Model):
+    class Kind(models.TextChoices):
+        EPOCH_OPEN = "epoch_open", _("apertura de época")
+        ROLL = "roll", _("tirada")
+        REROLL = "reroll", _("repetición")
+
+    campaign = models.ForeignKey("campaigns.Campaign", on_delete=models.PROTECT, related_name="roll_entries")
+    seq = models.BigIntegerField()
+    kind = models.CharField(max_length=12, choices=Kind.choices)
+    entry_bytes = models.BinaryField()
+    signature = models.BinaryField()
+    entry_hash = models.CharField(max_length=64, unique=True)
+    permalink = models.CharField(max_length=24, unique=True)
+    epoch = models.PositiveIntegerField()
+    epoch_index = models.PositiveIntegerField(null=True, blank=True)
+    client_seed = models.CharField(max_length=64, null=True, blank=True)
+    parent = models.OneToOneField(
+        "self", null=True, blank=True, on_delete=models.PROTECT, related_name="child"
+    )
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="roll_entries"
+    )
+    character = models.ForeignKey(
+        "sheets.Character", null=True, blank=True, on_delete=models.PROTECT, related_name="roll_entries"
+    )
+    scene = models.ForeignKey(
+        "campaigns.Scene", null=True, blank=True, on_delete=models.PROTECT, related_name="roll_entries"
+    )
+    post = models.ForeignKey(
+        "campaigns.Post", null=True, blank=True, on_delete=models.PROTECT, related_name="roll_entries"
+    )
+    # Copies for pages and queries (the signed bytes hold the same values).
+    spec = models.CharField(max_length=100, blank=True)
+    purpose = models.CharField(max_length=300, blank=True)
+    dice = models.JSONField(default=list)
+    game = models.JSONField(default=dict)
+    time = models.CharField(max_length=20)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    objects = RollEntryQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["campaign", "seq"]
+        constraints = [
+            models.UniqueConstraint(fields=["campaign", "seq"], name="rollentry_unique_seq"),
+            models.UniqueConstraint(fields=["campaign", "epoch", "epoch_index"], name="rollentry_unique_slot"),
+            models.UniqueConstraint(fields=["campaign", "client_seed"], name="rollentry_unique_client_seed"),
+        ]
+        indexes = [models.Index(fields=["scene", "user", "created_at"])]
+
+    def __str__(self) -> str:
+        return f"#{self.seq} {self.kind} {self.permalink}"
+
+    def save(self, *args, **kwargs):
+        if self.pk is not None:
+            raise ImmutableEntryError("Las entradas del registro de tiradas no se modifican.")
+        super().save(*args, **kwargs)
+
+    def delete(self, *args, **kwargs):
+        raise ImmutableEntryError("Las entradas del registro de tiradas no se borran.")
+
+    def get_absolute_url(self) -> str:
+        return reverse("rolls:roll-permalink", args=[self.permalink])
+
+    @property
+    def labelled_dice(self) -> list[tuple[int, str]]:
+        """Each die in raw order with its letter (m, C, M) as the reading stored it."""
+        labels = self.game.get("labels") or [""] * len(self.dice)
+        return list(zip(self.dice, labels, strict=True))
+
+    @property
+    def signed(self) -> SignedEntry:
+        return SignedEntry.from_stored(bytes(self.entry_bytes), bytes(self.signature))
+
+    @property
+    def entry(self) -> dict:
+        return self.signed.entry

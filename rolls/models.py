@@ -80,7 +80,8 @@ class RollEntry(models.Model):
     permalink = models.CharField(max_length=24, unique=True)
     epoch = models.PositiveIntegerField()
     epoch_index = models.PositiveIntegerField(null=True, blank=True)
-    client_seed = models.CharField(max_length=64, null=True, blank=True)
+    # NULL (not "") for epoch_open entries, so UNIQUE(campaign, client_seed) ignores them.
+    client_seed = models.CharField(max_length=64, null=True, blank=True)  # noqa: DJ001
     parent = models.OneToOneField(
         "self", null=True, blank=True, on_delete=models.PROTECT, related_name="child"
     )
@@ -123,11 +124,11 @@ class RollEntry(models.Model):
             raise ImmutableEntryError("Las entradas del registro de tiradas no se modifican.")
         super().save(*args, **kwargs)
 
-    def delete(self, *args, **kwargs):
-        raise ImmutableEntryError("Las entradas del registro de tiradas no se borran.")
-
     def get_absolute_url(self) -> str:
         return reverse("rolls:roll-permalink", args=[self.permalink])
+
+    def delete(self, *args, **kwargs):
+        raise ImmutableEntryError("Las entradas del registro de tiradas no se borran.")
 
     @property
     def labelled_dice(self) -> list[tuple[int, str]]:

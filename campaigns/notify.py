@@ -82,7 +82,8 @@ def post_readers(post: Post) -> tuple[set[int], set[int]]:
     A reader must be the GM or an active member, see the scene (all-members
     scene or chosen participant; the GM always) and be among the post's
     recipients (everyone; the direction only; chosen members plus the
-    direction). The author is included when they qualify; callers drop them.
+    direction). Whether the author is among them does not matter: callers
+    drop them.
     """
     scene = post.scene
     campaign = scene.campaign

@@ -8,7 +8,7 @@ from django.test.utils import CaptureQueriesContext
 from accounts.models import User
 from campaigns import notify, services
 from campaigns.models import Application, Membership, Notification, Post, Role
-from campaigns.permissions import campaign_access
+from campaigns.permissions import campaign_access, can_view_scene
 from tests.campaigns.notify_helpers import member, post, scene
 from tests.factories import CampaignFactory, UserFactory
 
@@ -378,3 +378,24 @@ def test_the_service_that_hides_a_post_tells_its_author(django_capture_on_commit
     notification = Notification.objects.get(kind=Notification.Kind.MODERATION)
     assert notification.user == ana
     assert "spoiler" in notification.text
+
+
+@pytest.mark.parametrize("everyone", [True, False])
+@pytest.mark.parametrize("recipients", Post.Recipients.values)
+@pytest.mark.parametrize("author", ["gm", "cogm", "ana", "reader"])
+def test_the_people_notified_are_exactly_those_the_permissions_let_read_the_post(party, everyone, recipients, author):
+    campaign, people = party
+    where = scene(campaign, everyone=everyone, participants=[people["ana"], people["reader"], people["left"]])
+    written = post(where, people[author], recipients=recipients, chosen=[people["bea"], people["reader"]])
+    readers, _gm_ids = notify.post_readers(written)
+    participant_ids = set(where.participants.values_list("pk", flat=True))
+    for name, user in people.items():
+        if name == author:
+            continue  # Authors are never notified of their own posts.
+        access = campaign_access(user, campaign)
+        may_read = (
+            can_view_scene(access, where, participant_ids)
+            and access.is_member
+            and Post.objects.addressed_to(user, is_gm=access.is_gm).filter(pk=written.pk).exists()
+        )
+        assert (user.pk in readers) is may_read, name

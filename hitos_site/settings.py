@@ -145,6 +145,8 @@ else:
     _mailer = {"BACKEND": "django.core.mail.backends.console.EmailBackend"}
 MAILERS = {"default": _mailer}
 del EMAIL_HOST
+# The site's public address, for links in e-mails and feeds.
+SITE_URL = env_str("SITE_URL", "http://127.0.0.1:8000").rstrip("/")
 DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL", "Hitos <noreply@localhost>")
 SERVER_EMAIL = DEFAULT_FROM_EMAIL
 

@@ -16,6 +16,8 @@ PRODUCTION_ENV = {
     "ALLOWED_HOSTS": "hitos.example.org",
     "EMAIL_HOST": "smtp.example.org",
     "DATABASE_URL": "sqlite:////tmp/hitos-deploy-check.sqlite3",
+    "ROLLOG_SIGNING_KEY": "00" * 32,
+    "ROLLOG_SEED_KEY": "MDAwMDAwMDAwMDAwMDAwMDAwMDAwMDAwMDAwMDAwMDA=",
 }
 
 

@@ -8,6 +8,7 @@ urlpatterns = [
     path("", campaign_views.home, name="home"),
     path("cuenta/", include("accounts.urls")),
     path("", include("campaigns.urls")),
+    path("", include("sheets.urls")),
     path("", include("rolls.urls")),
     path("idioma/", account_views.language_set, name="language-set"),
     path("admin/", admin.site.urls),

@@ -195,3 +195,13 @@ def test_pages_are_spanish_by_default(client):
     assert response.headers["Content-Language"] == "es"
     assert '<html lang="es">' in response.text
     assert "Saltar al contenido" in response.text
+
+
+@pytest.mark.parametrize("language", ["es", "en"])
+def test_language_menu_names_each_language_in_itself(client, language):
+    client.cookies["django_language"] = language
+    html = client.get(reverse("home")).text
+    assert '<option value="es" lang="es"' in html
+    assert ">Español</option>" in html
+    assert ">English</option>" in html
+    assert "Inglés" not in html

@@ -55,6 +55,7 @@ from sheets.forms import (
 from sheets.models import CHARACTERISTIC_FIELDS, Aspect, CampaignSheetOptions, Character, SheetEvent, campaign_options
 
 HISTORY_PAGE_SIZE = 50
+NPC_HIDDEN_SCORES = ("entereza", "estabilidad")
 
 
 class HtmxHttpRequest(HttpRequest):
@@ -142,7 +143,8 @@ def _detail_context(access: Access, character: Character, options: CampaignSheet
         "can_submit": perms.can_submit(access, character),
         "can_review": perms.can_review(access) and character.status == Character.Status.SUBMITTED,
         "can_gm_notes": perms.can_see_gm_notes(access),
-        "scores": character.scores,
+        # NPC stat blocks have no sanity meter.
+        "scores": {k: v for k, v in character.scores.items() if not (character.is_npc and k in NPC_HIDDEN_SCORES)},
         "health_rows": _meter_rows(character.health_meter, character.aguante, HEALTH_ROW_STATES),
         "mental_rows": _meter_rows(character.mental_meter, character.entereza, MENTAL_ROW_STATES),
         "aspects": sorted(character.aspects.all(), key=lambda a: (a.kind != "concept", a.kind, a.position, a.pk)),

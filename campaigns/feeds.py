@@ -9,8 +9,9 @@ feed generator escapes them.
 from __future__ import annotations
 
 from django.contrib.syndication.views import Feed
-from django.http import Http404, HttpRequest
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404
+from django.utils.cache import patch_cache_control
 from django.utils.feedgenerator import Atom1Feed
 from django.utils.html import format_html
 from django.utils.translation import gettext as _
@@ -86,6 +87,13 @@ class SceneFeed(_PostFeed):
 class MemberFeed(_PostFeed):
     """Everything one member may read in their campaign, found by the secret
     ``Membership.feed_token``. Hidden posts are placeholders without text."""
+
+    def __call__(self, request: HttpRequest, *args, **kwargs) -> HttpResponse:
+        response = super().__call__(request, *args, **kwargs)
+        # The address is a secret: no shared cache keeps it, no search engine lists it.
+        patch_cache_control(response, private=True)
+        response["X-Robots-Tag"] = "noindex"
+        return response
 
     def get_object(self, request: HttpRequest, token: str) -> Membership:
         memberships = Membership.objects.active().select_related("campaign", "user")

@@ -25,7 +25,7 @@ from django.core.mail import EmailMessage, mailers
 from django.db import transaction
 from django.db.models import Exists, OuterRef
 from django.template.loader import render_to_string
-from django.urls import NoReverseMatch, reverse
+from django.urls import reverse
 from django.utils import timezone, translation
 from django.utils.text import Truncator
 from django.utils.translation import gettext as _
@@ -161,7 +161,7 @@ def application_received(application: Application) -> list[Notification]:
     campaign = application.campaign
     applicant = application.user
     users = User.objects.filter(pk__in=_gm_ids(campaign), is_active=True).order_by("pk")
-    url = _dashboard_url(campaign)
+    url = reverse("campaigns:dashboard", args=[campaign.slug])
 
     def text() -> str:
         return _("%(user)s quiere unirse a «%(campaign)s».") % {
@@ -205,13 +205,6 @@ def moderation(campaign: Campaign, user, text: str, post: Post | None = None) ->
     return _notify_each(
         [user], campaign=campaign, kind=Notification.Kind.MODERATION, url=url, text=lambda: str(text), post=post
     )
-
-
-def _dashboard_url(campaign: Campaign) -> str:
-    try:
-        return reverse("campaigns:dashboard", args=[campaign.slug])
-    except NoReverseMatch:  # The dashboard route may not exist yet; the campaign page will do.
-        return campaign.get_absolute_url()
 
 
 def _notify_each(users: Iterable, *, campaign: Campaign, kind: str, url: str, text, post: Post | None = None):

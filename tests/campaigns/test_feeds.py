@@ -229,8 +229,11 @@ def test_the_member_feed_of_a_private_campaign_works_without_signing_in(client):
     campaign = CampaignFactory(visibility=Visibility.PRIVATE)
     ana = member(campaign)
     post(scene(campaign), campaign.gm, body="Bienvenidos")
-    [entry] = _entries(client.get(_member_feed_url(ana, campaign)))
+    response = client.get(_member_feed_url(ana, campaign))
+    [entry] = _entries(response)
     assert entry["content"] == "<p>Bienvenidos</p>\n"
+    assert "private" in response["Cache-Control"]
+    assert response["X-Robots-Tag"] == "noindex"
 
 
 @pytest.mark.parametrize("payload", XSS_PAYLOADS)

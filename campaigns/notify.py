@@ -226,7 +226,8 @@ def _notify_each(users: Iterable, *, campaign: Campaign, kind: str, url: str, te
 def _mail_after_commit(notifications: list[Notification]) -> None:
     due = [n for n in notifications if _wants_mail_now(n.user, kind=n.kind, from_gm=n.from_gm)]
     if due:
-        transaction.on_commit(lambda: send_now(due))
+        # robust: a broken e-mail never turns a saved post into an error page.
+        transaction.on_commit(lambda: send_now(due), robust=True)
 
 
 def notification_email(notification: Notification) -> EmailMessage:

@@ -12,6 +12,7 @@ from django.core.exceptions import PermissionDenied, ValidationError
 from django.core.paginator import Paginator
 from django.db import connection
 from django.db.models import Count, F, OuterRef, Q, Subquery
+from django.db.models.functions import Coalesce
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
@@ -108,9 +109,11 @@ def _members(campaign: Campaign):
     return User.objects.filter(Q(pk=campaign.gm_id) | Q(pk__in=member_ids)).order_by("username")
 
 
-def _decorate_posts(posts, access: Access) -> None:
+def _decorate_posts(posts, access: Access, scene: Scene) -> None:
     """Attach what the templates may show of each post (permissions decided here)."""
     for post in posts:
+        # Every post of the page is in this scene: reuse it, one query per post otherwise.
+        post.scene = scene
         post.show_text = not post.hidden or perms.can_see_hidden_text(access, post)
         post.can_edit = access.user.is_authenticated and perms.can_edit_post(access, post)
         post.can_history = post.edited_at is not None and perms.can_see_revisions(access, post)
@@ -149,6 +152,11 @@ def _unread_counts(user, campaigns) -> dict[int, int]:
     return {row["scene__campaign"]: row["n"] for row in rows}
 
 
+def _count_by_scene(posts) -> dict[int, int]:
+    rows = posts.order_by().values("scene").annotate(n=Count("pk", distinct=True))
+    return {row["scene"]: row["n"] for row in rows}
+
+
 # --- home and campaigns ----------------------------------------------------
 
 
@@ -181,15 +189,23 @@ def campaign_create(request: HtmxHttpRequest) -> HttpResponse:
 @require_GET
 def campaign_detail(request: HtmxHttpRequest, slug: str) -> HttpResponse:
     campaign, access = _campaign_for(request, slug)
-    scenes = list(_visible_scenes(access).annotate(post_count=Count("posts")))
+    scenes = list(_visible_scenes(access))
+    # Count only the posts this user may read: whispers to others are not
+    # even counted, and a scene's chosen members must not multiply the rows.
+    readable = Post.objects.filter(scene__in=[s.pk for s in scenes]).addressed_to(request.user, is_gm=access.is_gm)
+    post_counts = _count_by_scene(readable)
     unread_by_scene = {}
     if request.user.is_authenticated and access.is_member:
-        reads = dict(SceneRead.objects.filter(user=request.user, scene__campaign=campaign).values_list("scene", "last_post_id"))
-        addressed = Post.objects.addressed_to(request.user, is_gm=access.is_gm).filter(scene__in=scenes).exclude(author=request.user)
-        for scene_id, post_id in addressed.values_list("scene", "pk"):
-            if post_id > reads.get(scene_id, 0):
-                unread_by_scene[scene_id] = unread_by_scene.get(scene_id, 0) + 1
+        read = SceneRead.objects.filter(scene=OuterRef("scene"), user=request.user).values("last_post_id")
+        unread = (
+            readable.exclude(author=request.user)
+            .annotate(read_upto=Coalesce(Subquery(read), 0))
+            .filter(pk__gt=F("read_upto"))
+        )
+        unread_by_scene = _count_by_scene(unread)
     for scene in scenes:
+        scene.campaign = campaign
+        scene.post_count = post_counts.get(scene.pk, 0)
         scene.unread = unread_by_scene.get(scene.pk, 0)
     memberships = list(Membership.objects.active().filter(campaign=campaign).select_related("user"))
     characters = list(Character.objects.filter(campaign=campaign).approved().select_related("owner"))
@@ -383,7 +399,12 @@ def campaign_hand_over(request: HtmxHttpRequest, slug: str) -> HttpResponse:
     campaign, access = _campaign_for(request, slug, manage=True)
     if not perms.can_hand_over(access):
         raise PermissionDenied(_("Solo quien dirige la partida puede cederla."))
-    membership = get_object_or_404(Membership.objects.active(), pk=request.POST.get("membership") or 0, campaign=campaign)
+    membership_id = request.POST.get("membership", "")
+    membership = get_object_or_404(
+        Membership.objects.active().select_related("user"),
+        pk=int(membership_id) if membership_id.isdigit() else 0,
+        campaign=campaign,
+    )
     services.campaign_hand_over(campaign=campaign, actor=request.user, membership=membership)
     messages.success(request, _("La partida ahora la dirige %(name)s. Tú sigues como codirector.") % {"name": membership.user.public_name})
     return redirect(campaign)
@@ -502,7 +523,7 @@ def scene_detail(request: HtmxHttpRequest, slug: str, scene_id: int) -> HttpResp
     posts = _scene_posts(access, scene)
     page_obj = Paginator(posts, POSTS_PER_PAGE).get_page(request.GET.get("pagina"))
     page_posts = list(page_obj.object_list)
-    _decorate_posts(page_posts, access)
+    _decorate_posts(page_posts, access, scene)
     last_read = 0
     first_unread = None
     if request.user.is_authenticated and access.is_member:
@@ -544,7 +565,9 @@ def scene_poll(request: HtmxHttpRequest, slug: str, scene_id: int) -> HttpRespon
     if request.user.is_authenticated:
         new = new.exclude(author=request.user)
     count = new.count()
-    return render(request, "campaigns/scene_detail.html#new-posts-bar", {"campaign": scene.campaign, "scene": scene, "new_count": count, "latest_id": after})
+    first_new = new.values_list("pk", flat=True).first() if count else None
+    context = {"campaign": scene.campaign, "scene": scene, "new_count": count, "first_new": first_new, "latest_id": after}
+    return render(request, "campaigns/scene_detail.html#new-posts-bar", context)
 
 
 @login_required
@@ -553,14 +576,19 @@ def post_create(request: HtmxHttpRequest, slug: str, scene_id: int) -> HttpRespo
     scene, access = _scene_for(request, slug, scene_id)
     if not perms.can_post_in_scene(access, scene):
         if scene.status != Scene.Status.OPEN:
-            raise PermissionDenied(_("La escena está cerrada: no se pueden escribir mensajes."))
-        raise PermissionDenied(_("No puedes escribir en esta escena."))
+            message = _("La escena está cerrada: no se pueden escribir mensajes.")
+        else:
+            message = _("No puedes escribir en esta escena.")
+        return render(
+            request, "campaigns/forbidden.html", {"message": message, "back_url": scene.get_absolute_url()}, status=403
+        )
     form = _post_form(access, scene, request.POST)
     if form.is_valid():
         data = form.cleaned_data
         quote = None
         if data.get("quote_of"):
-            quote = Post.objects.filter(pk=data["quote_of"], scene=scene).first()
+            # Only a post the author can read may be quoted.
+            quote = _scene_posts(access, scene).filter(pk=data["quote_of"], hidden=False).first()
         post = services.post_create(
             access=access,
             scene=scene,
@@ -574,12 +602,14 @@ def post_create(request: HtmxHttpRequest, slug: str, scene_id: int) -> HttpRespo
             quote_of=quote,
         )
         messages.success(request, _("Mensaje publicado."))
+        if request.htmx:
+            return HttpResponseClientRedirect(post.get_absolute_url())
         return redirect(post.get_absolute_url())
     # Nothing typed is lost: the page comes back with the form and its errors.
     posts = _scene_posts(access, scene)
     page_obj = Paginator(posts, POSTS_PER_PAGE).get_page(10**9)
     page_posts = list(page_obj.object_list)
-    _decorate_posts(page_posts, access)
+    _decorate_posts(page_posts, access, scene)
     context = {
         "campaign": scene.campaign,
         "scene": scene,
@@ -592,8 +622,13 @@ def post_create(request: HtmxHttpRequest, slug: str, scene_id: int) -> HttpRespo
         "can_manage": perms.can_manage(access),
         "form": form,
     }
-    template = "campaigns/scene_detail.html#post-form" if request.htmx else "campaigns/scene_detail.html"
-    return render(request, template, context, status=400 if request.htmx else 200)
+    if request.htmx:
+        # htmx does not swap error responses: answer 200 and point the swap at the form.
+        response = render(request, "campaigns/scene_detail.html#post-form", context)
+        response["HX-Retarget"] = "#escribir"
+        response["HX-Reswap"] = "outerHTML"
+        return response
+    return render(request, "campaigns/scene_detail.html", context)
 
 
 # --- posts -----------------------------------------------------------------

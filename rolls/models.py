@@ -7,6 +7,9 @@ deleted (the model and its queryset refuse; on PostgreSQL a trigger does too).
 
 from __future__ import annotations
 
+from functools import cached_property
+from typing import Any
+
 from django.conf import settings
 from django.db import models
 from django.urls import reverse
@@ -58,8 +61,13 @@ class RollEntryQuerySet(models.QuerySet):
     def update(self, **kwargs):
         raise ImmutableEntryError("Las entradas del registro de tiradas no se modifican.")
 
+    update.alters_data = True
+
     def delete(self):
         raise ImmutableEntryError("Las entradas del registro de tiradas no se borran.")
+
+    delete.alters_data = True
+    delete.queryset_only = True
 
     def rolls(self):
         return self.exclude(kind=RollEntry.Kind.EPOCH_OPEN)
@@ -120,9 +128,12 @@ class RollEntry(models.Model):
         return f"#{self.seq} {self.kind} {self.permalink}"
 
     def save(self, *args, **kwargs):
-        if self.pk is not None:
+        # Only the first save (the INSERT) is allowed: history is append-only.
+        if not self._state.adding:
             raise ImmutableEntryError("Las entradas del registro de tiradas no se modifican.")
         super().save(*args, **kwargs)
+
+    save.alters_data = True
 
     def get_absolute_url(self) -> str:
         return reverse("rolls:roll-permalink", args=[self.permalink])
@@ -130,16 +141,39 @@ class RollEntry(models.Model):
     def delete(self, *args, **kwargs):
         raise ImmutableEntryError("Las entradas del registro de tiradas no se borran.")
 
-    @property
-    def labelled_dice(self) -> list[tuple[int, str]]:
-        """Each die in raw order with its letter (m, C, M) as the reading stored it."""
-        labels = self.game.get("labels") or [""] * len(self.dice)
-        return list(zip(self.dice, labels, strict=True))
+    delete.alters_data = True
 
     @property
     def signed(self) -> SignedEntry:
         return SignedEntry.from_stored(bytes(self.entry_bytes), bytes(self.signature))
 
-    @property
-    def entry(self) -> dict:
+    @cached_property
+    def entry(self) -> dict[str, Any]:
+        """The signed bytes, decoded. Pages show these, never the column copies,
+        so that editing a copy in the database cannot change what a page says."""
         return self.signed.entry
+
+    @property
+    def signed_game(self) -> dict[str, Any]:
+        return self.entry.get("game") or {}
+
+    @property
+    def labelled_dice(self) -> list[tuple[int, str]]:
+        """Each die in raw order with its letter (m, C, M) as the signed reading gave it."""
+        dice = self.entry.get("dice") or []
+        labels = self.signed_game.get("labels") or [""] * len(dice)
+        if len(labels) != len(dice):
+            labels = [""] * len(dice)
+        return list(zip(dice, labels, strict=True))
+
+    def copies_match(self) -> bool:
+        """The indexed columns still say what the signed bytes say."""
+        e = self.entry
+        return (
+            self.signed.hash_hex == self.entry_hash
+            and self.signed.permalink == self.permalink
+            and (e.get("seq"), e.get("kind"), e.get("epoch"), e.get("epoch_index"), e.get("client_seed"))
+            == (self.seq, self.kind, self.epoch, self.epoch_index, self.client_seed)
+            and (e.get("spec", ""), e.get("purpose", ""), e.get("dice", []), e.get("game", {}), e.get("time"))
+            == (self.spec, self.purpose, self.dice, self.game, self.time)
+        )

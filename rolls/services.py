@@ -2,14 +2,16 @@
 
 Every die the site rolls is drawn here: lock the campaign's head row, take the
 next seed slot, draw with HMAC-SHA256 and rejection sampling, let ``rules/``
-read the dice, sign, store. Callers run inside their own transaction so the
-roll and its consequences (a drama point spent, a mark on a meter) commit
+read the dice, sign, store. Callers may run inside their own transaction so
+the roll and its consequences (a drama point spent, a mark on a meter) commit
 together.
 """
 
 from __future__ import annotations
 
 import re
+import threading
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -20,13 +22,23 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from campaigns.models import Campaign
-from rolls import rollog
+from rolls import rollog, verify_roll
 from rolls.models import CampaignLog, RollEntry, SeedEpoch
 from rules import hitos, notation
 from rules.dice import FixedDice
 from rules.hitos_options import HitosOptions
 
+# Read at call time (never copied into a default argument), so tests can
+# shorten it with monkeypatch before a campaign's log opens.
 EPOCH_LENGTH = rollog.EPOCH_LENGTH
+# Lengths of the indexed copies (see RollEntry).
+PURPOSE_MAX_LENGTH = 300
+SPEC_MAX_LENGTH = 100
+# One decrypted chain point kept in memory every this many slots (see _seed_for).
+CHECKPOINT_STEP = 100
+CHAIN_CACHE_SIZE = 512
+
+ACTIVATIONS = ("positive", "negative")
 
 # A function from the drawn dice to the signed game fields of the entry.
 Reader = Callable[[list[int]], dict[str, Any]]
@@ -34,6 +46,71 @@ Reader = Callable[[list[int]], dict[str, Any]]
 
 def _keys():
     return settings.ROLLOG_KEYS
+
+
+# --- The seed chain, fast ------------------------------------------------------------
+#
+# x_i is SHA-256 applied L - i times to the epoch's root: up to 10 000 hashes
+# (about 20 ms) per roll if computed from the root each time. Instead the
+# chain is walked once per process and epoch, keeping every CHECKPOINT_STEP-th
+# point, so a slot costs at most CHECKPOINT_STEP hashes. The points live only
+# in this process's memory, never in the database, keyed by campaign, epoch
+# and anchor (a different anchor under the same ids is a different chain).
+
+_chain_lock = threading.Lock()
+_chain_cache: OrderedDict[tuple[int, int, str], tuple[int, list[bytes]]] = OrderedDict()
+
+
+class SeedChainError(RuntimeError):
+    """The decrypted root does not lead to the published anchor."""
+
+
+def _checkpoints(root: bytes, length: int, step: int) -> list[bytes]:
+    """points[k] = x_{min(k*step, length)}; the last point is the root itself."""
+    count = -(-length // step)  # ceil
+    points: list[bytes] = [b""] * (count + 1)
+    x = root
+    index = length
+    points[count] = root
+    for k in range(count - 1, -1, -1):
+        target = k * step
+        x = verify_roll.hash_chain(x, index - target)
+        index = target
+        points[k] = x
+    return points
+
+
+def _seed_for(epoch: SeedEpoch, index: int) -> bytes:
+    """x_index of ``epoch``, from the in-memory checkpoints (built on first use)."""
+    key = (epoch.campaign_id, epoch.epoch, epoch.anchor)
+    with _chain_lock:
+        cached = _chain_cache.get(key)
+        if cached is not None:
+            _chain_cache.move_to_end(key)
+    if cached is None:
+        root = _keys().fernet.decrypt(bytes(epoch.root_encrypted))
+        points = _checkpoints(root, epoch.length, CHECKPOINT_STEP)
+        if points[0].hex() != epoch.anchor:
+            raise SeedChainError(f"The seed root of epoch {epoch.epoch} does not lead to its anchor.")
+        cached = (CHECKPOINT_STEP, points)
+        with _chain_lock:
+            _chain_cache[key] = cached
+            while len(_chain_cache) > CHAIN_CACHE_SIZE:
+                _chain_cache.popitem(last=False)
+    step, points = cached
+    if not 0 <= index <= epoch.length:
+        raise rollog.RollogError("slot_out_of_range", f"La ranura {index} no existe (L={epoch.length}).")
+    k = -(-index // step)  # the first checkpoint at or above index
+    above = min(k * step, epoch.length)
+    return verify_roll.hash_chain(points[k], above - index)
+
+
+def chain_cache_clear() -> None:
+    with _chain_lock:
+        _chain_cache.clear()
+
+
+# --- Opening the log and its epochs --------------------------------------------------
 
 
 def _log_id_for(campaign: Campaign) -> str:
@@ -71,7 +148,9 @@ def _store(campaign: Campaign, signed: rollog.SignedEntry, **links: Any) -> Roll
 
 
 def _open_epoch(campaign: Campaign, *, log_id: str, epoch: int, seq: int, prev: str, time: str) -> RollEntry:
+    """Commit to a fresh seed chain: store its root encrypted, sign its anchor."""
     keys = _keys()
+    length = EPOCH_LENGTH
     root = rollog.new_epoch_root()
     signed = rollog.build_epoch_open(
         keys.signing_key,
@@ -80,14 +159,14 @@ def _open_epoch(campaign: Campaign, *, log_id: str, epoch: int, seq: int, prev: 
         prev=prev,
         time=time,
         epoch=epoch,
-        anchor=rollog.epoch_anchor(root, EPOCH_LENGTH),
-        length=EPOCH_LENGTH,
+        anchor=rollog.epoch_anchor(root, length),
+        length=length,
     )
     SeedEpoch.objects.create(
         campaign=campaign,
         epoch=epoch,
         anchor=signed.entry["anchor"],
-        length=EPOCH_LENGTH,
+        length=length,
         root_encrypted=keys.fernet.encrypt(root),
         opened_seq=seq,
     )
@@ -109,6 +188,7 @@ def log_open(*, campaign: Campaign) -> CampaignLog:
 
 
 def _lock_head(campaign: Campaign) -> CampaignLog:
+    """The campaign's head row, locked until the transaction ends (opened if missing)."""
     try:
         return CampaignLog.objects.select_for_update().get(campaign=campaign)
     except CampaignLog.DoesNotExist:
@@ -125,30 +205,59 @@ def _current_epoch(log: CampaignLog) -> SeedEpoch:
     return SeedEpoch.objects.get(campaign_id=log.campaign_id, epoch=log.epoch)
 
 
-def _take_slot(log: CampaignLog) -> tuple[SeedEpoch, int, bytes]:
-    """The next seed slot; opens a new epoch when this one is used up."""
-    if log.next_index > EPOCH_LENGTH:
-        time = _now_text(log.head_time)
-        entry = _open_epoch(
-            log.campaign, log_id=log.log_id, epoch=log.epoch + 1, seq=log.seq + 1, prev=log.head_hash, time=time
-        )
-        log.seq, log.head_hash, log.head_time = entry.seq, entry.entry_hash, time
-        log.epoch += 1
-        log.next_index = 1
+def _move_head(log: CampaignLog, entry: RollEntry) -> None:
+    log.seq, log.head_hash, log.head_time = entry.seq, entry.entry_hash, entry.time
+
+
+def _epoch_ready(log: CampaignLog) -> SeedEpoch:
+    """The epoch with a free slot; the next one opens as soon as this is used up.
+
+    Opening it right after the last slot (not lazily, inside the next roll)
+    puts its epoch_open in the log before any client can see it, so the next
+    roll's ``seen`` names an entry of the epoch it draws from, as the audit
+    requires (§3.3).
+    """
     epoch = _current_epoch(log)
-    root = _keys().fernet.decrypt(bytes(epoch.root_encrypted))
-    index = log.next_index
-    return epoch, index, rollog.seed_for_slot(root, epoch.length, index)
+    if log.next_index <= epoch.length:
+        return epoch
+    entry = _open_epoch(
+        log.campaign,
+        log_id=log.log_id,
+        epoch=log.epoch + 1,
+        seq=log.seq + 1,
+        prev=log.head_hash,
+        time=_now_text(log.head_time),
+    )
+    _move_head(log, entry)
+    log.epoch += 1
+    log.next_index = 1
+    log.save(update_fields=["seq", "head_hash", "head_time", "epoch", "next_index"])
+    return _current_epoch(log)
 
 
-def _check_seen(campaign: Campaign, log: CampaignLog, seen: str | None) -> str:
+def _advance(log: CampaignLog, entry: RollEntry) -> None:
+    _move_head(log, entry)
+    log.next_index += 1
+    log.save(update_fields=["seq", "head_hash", "head_time", "next_index"])
+    _epoch_ready(log)
+
+
+# --- Checking what the player sent ---------------------------------------------------
+
+
+def _check_seen(log: CampaignLog, epoch: SeedEpoch, seen: str | None) -> str:
     """``seen`` must name an entry at or after the current epoch_open (§3.3)."""
     if not seen:
         return log.head_hash
-    epoch = _current_epoch(log)
-    ok = RollEntry.objects.filter(campaign=campaign, entry_hash=seen, seq__gte=epoch.opened_seq).exists()
-    if not ok and seen != log.head_hash:
-        raise ValidationError(_("La tirada se preparó con una página antigua. Recarga la página y vuelve a tirar."))
+    ok = (
+        isinstance(seen, str)
+        and verify_roll.HEX32_RE.fullmatch(seen) is not None
+        and RollEntry.objects.filter(campaign_id=log.campaign_id, entry_hash=seen, seq__gte=epoch.opened_seq).exists()
+    )
+    if not ok:
+        raise ValidationError(
+            _("La tirada se preparó con una página antigua. Recarga la página y vuelve a tirar."), code="stale_seen"
+        )
     return seen
 
 
@@ -159,32 +268,55 @@ def _client_seed(client_seed: str | None) -> tuple[str, str]:
         return rollog.check_client_seed(client_seed), "browser"
     except rollog.RollogError:
         raise ValidationError(
-            _("La semilla del navegador no es válida: de 1 a 64 letras, cifras, guiones o guiones bajos.")
+            _("La semilla del navegador no es válida: de 1 a 64 letras, cifras, guiones o guiones bajos."),
+            code="bad_client_seed",
         ) from None
 
 
-def _existing(campaign: Campaign, client_seed: str, user) -> RollEntry | None:
-    """A retry with the same client seed returns the entry it made (idempotency)."""
+def _existing(campaign: Campaign, client_seed: str, user, *, same: Callable[[RollEntry], bool]) -> RollEntry | None:
+    """A retry with the same client seed returns the entry it made (idempotency, §3.3)."""
     entry = RollEntry.objects.filter(campaign=campaign, client_seed=client_seed).first()
-    if entry is not None and entry.user_id != getattr(user, "pk", None):
-        raise ValidationError(_("Esa semilla ya se usó en otra tirada."))
+    if entry is None:
+        return None
+    if entry.user_id != getattr(user, "pk", None) or not same(entry):
+        raise ValidationError(_("Esa semilla ya se usó en otra tirada."), code="client_seed_used")
     return entry
 
 
-def _advance(log: CampaignLog, entry: RollEntry) -> None:
-    log.seq = entry.seq
-    log.head_hash = entry.entry_hash
-    log.head_time = entry.time
-    log.next_index += 1
-    log.save(update_fields=["seq", "head_hash", "head_time", "epoch", "next_index"])
+def _purpose(text: str) -> str:
+    purpose = rollog.normalise_purpose(text or "")
+    if len(purpose) > PURPOSE_MAX_LENGTH:
+        raise ValidationError(
+            _("El motivo de la tirada no puede pasar de %(limit)d caracteres.") % {"limit": PURPOSE_MAX_LENGTH},
+            code="purpose_too_long",
+        )
+    return purpose
+
+
+def _spec(spec: str) -> str:
+    try:
+        rollog.expand_spec(spec)
+    except rollog.RollogError:
+        raise ValidationError(
+            _("Reserva de dados no válida: %(spec)s (se espera algo como 3d10 o 2d6+1d8, hasta 100 dados).")
+            % {"spec": spec},
+            code="bad_spec",
+        ) from None
+    if len(spec) > SPEC_MAX_LENGTH:
+        raise ValidationError(_("La reserva de dados es demasiado larga."), code="bad_spec")
+    return spec
 
 
 def _ids(user, character, scene) -> dict[str, str]:
+    """Pseudonymous ids for the signed entry: never names or e-mails (§3.5)."""
     return {
         "user": f"u{user.pk}" if user else "",
         "character": f"ch{character.pk}" if character else "",
         "scene": f"sc{scene.pk}" if scene else "",
     }
+
+
+# --- Appending rolls -----------------------------------------------------------------
 
 
 @transaction.atomic
@@ -204,18 +336,23 @@ def roll_append(
     """Draw ``spec`` through the log and store the signed entry.
 
     ``read`` turns the dice into the entry's signed game fields (the reading
-    by ``rules/``); it is stored under ``game``.
+    by ``rules/``); it is stored under ``game``. Without ``client_seed`` the
+    server makes one and the entry says so (``client_seed_source: server``).
+    Side effects: locks the campaign's head row, appends one entry (two when
+    this roll uses the epoch's last slot: the next epoch_open follows it).
     """
     seed_text, source = _client_seed(client_seed)
+    spec = _spec(spec)
+    purpose = _purpose(purpose)
     log = _lock_head(campaign)
-    if source == "browser" and (existing := _existing(campaign, seed_text, user)):
-        return existing
-    try:
-        rollog.expand_spec(spec)
-    except rollog.RollogError as exc:
-        raise ValidationError(exc.message) from None
-    seen_hash = _check_seen(campaign, log, seen)
-    epoch, index, seed = _take_slot(log)
+    if source == "browser":
+        retry = _existing(campaign, seed_text, user, same=lambda e: e.kind == RollEntry.Kind.ROLL and e.spec == spec)
+        if retry is not None:
+            return retry
+    epoch = _epoch_ready(log)
+    seen_hash = _check_seen(log, epoch, seen)
+    index = log.next_index
+    seed = _seed_for(epoch, index)
     seq = log.seq + 1
     message = rollog.derivation_message(log.log_id, seq, seed_text, spec)
     dice = rollog.dice_for_spec(seed, message, spec)
@@ -249,38 +386,65 @@ def reroll_append(
     positions: Sequence[int],
     purpose: str,
     read: Reader,
+    activation: str | None = None,
+    aspect: str = "",
+    target_user=None,
+    paid_by=None,
+    payment: str = "",
     client_seed: str | None = None,
     seen: str | None = None,
 ) -> RollEntry:
     """Re-roll ``positions`` (0-based, raw order) of ``parent``, the latest
-    version of a roll: a new ``reroll`` entry pointing at it (§3.6)."""
+    version of a roll: a new ``reroll`` entry pointing at it (§3.6).
+
+    HITOS activation data (``activation`` positive/negative, the ``aspect``,
+    the ``target_user`` of a negative activation, who paid and how) is signed
+    in the entry but kept out of the HMAC message (§6.7).
+    """
     campaign = parent.campaign
     seed_text, source = _client_seed(client_seed)
-    log = _lock_head(campaign)
-    if source == "browser" and (existing := _existing(campaign, seed_text, user)):
-        return existing
-    if RollEntry.objects.filter(parent=parent).exists():
-        raise ValidationError(_("Esa versión de la tirada ya se repitió: actúa sobre la última."))
+    purpose = _purpose(purpose)
+    if parent.kind not in (RollEntry.Kind.ROLL, RollEntry.Kind.REROLL):
+        raise ValidationError(_("Solo se pueden repetir tiradas."), code="parent_not_roll")
+    if activation is not None and activation not in ACTIVATIONS:
+        raise ValidationError(_("Activación desconocida: %(activation)s.") % {"activation": activation})
+    pool = len(parent.entry["dice"])
     chosen = sorted(set(positions))
-    try:
-        rollog.check_positions(chosen, len(parent.dice))
-    except rollog.RollogError as exc:
-        raise ValidationError(exc.message) from None
-    seen_hash = _check_seen(campaign, log, seen)
-    epoch, index, seed = _take_slot(log)
-    seq = log.seq + 1
+    if not chosen or any(not isinstance(p, int) or isinstance(p, bool) or not 0 <= p < pool for p in chosen):
+        raise ValidationError(
+            _("Elige qué dados repetir: al menos uno, con posiciones entre 0 y %(last)d.") % {"last": pool - 1},
+            code="bad_positions",
+        )
+    log = _lock_head(campaign)
+    if source == "browser":
+        retry = _existing(
+            campaign, seed_text, user, same=lambda e: e.kind == RollEntry.Kind.REROLL and e.parent_id == parent.pk
+        )
+        if retry is not None:
+            return retry
+    if RollEntry.objects.filter(parent=parent).exists():
+        raise ValidationError(
+            _("Esa versión de la tirada ya se repitió: actúa sobre la última."), code="already_rerolled"
+        )
+    epoch = _epoch_ready(log)
+    seen_hash = _check_seen(log, epoch, seen)
+    index = log.next_index
+    seed = _seed_for(epoch, index)
+    extra: dict[str, Any] = {}
+    if activation is not None:
+        extra.update(
+            activation=activation,
+            aspect=rollog.normalise_purpose(aspect),
+            target_user=f"u{target_user.pk}" if target_user else "",
+            paid_by=f"u{paid_by.pk}" if paid_by else "",
+            payment=rollog.normalise_purpose(payment),
+        )
     signed_parent = parent.signed
-    faces = rollog.expand_spec(parent.spec)
-    message = rollog.derivation_message(log.log_id, seq, seed_text, parent.spec, parent.entry_hash, chosen)
-    stream = rollog.dice_stream(seed, message)
-    dice = list(parent.dice)
-    for p in chosen:
-        dice[p] = stream.roll(faces[p])
-    signed = rollog.build_reroll(
-        _keys().signing_key,
+    # The new values are drawn by rollog itself; read them back for the reading.
+    entry_fields = rollog.reroll_entry(
         parent=signed_parent,
         positions=chosen,
-        seq=seq,
+        seq=log.seq + 1,
         prev=log.head_hash,
         time=_now_text(log.head_time),
         user=f"u{user.pk}",
@@ -291,8 +455,10 @@ def reroll_append(
         client_seed=seed_text,
         client_seed_source=source,
         seen=seen_hash,
-        extra={"game": read(dice)},
+        extra=extra,
     )
+    entry_fields["game"] = read(list(entry_fields["dice"]))
+    signed = rollog.sign_entry(entry_fields, _keys().signing_key)
     entry = _store(
         campaign,
         signed,
@@ -304,6 +470,9 @@ def reroll_append(
     )
     _advance(log, entry)
     return entry
+
+
+# --- Readings: the signed game fields -------------------------------------------------
 
 
 def campaign_options(campaign: Campaign) -> HitosOptions:
@@ -321,7 +490,11 @@ def hitos_reader(
     reading: hitos.Reading = hitos.Reading.NORMAL,
 ) -> Reader:
     """Signed game fields of a HITOS check: what was rolled, the modifier
-    breakdown, the difficulty (or that it is hidden) and the reading."""
+    breakdown, the difficulty (or that it is hidden) and the reading.
+
+    A hidden difficulty is not written into the entry, which anyone holding
+    the permalink can read; only whether the check succeeded is.
+    """
     options = campaign_options(campaign)
 
     def read(dice: list[int]) -> dict[str, Any]:
@@ -329,8 +502,8 @@ def hitos_reader(
         data = result.to_dict()
         fields = {
             "system": "hitos",
-            "what": what,
-            "breakdown": [[label, value] for label, value in breakdown],
+            "what": rollog.normalise_purpose(what),
+            "breakdown": [[rollog.normalise_purpose(str(label)), value] for label, value in breakdown],
             "reading": data["reading"],
             "labels": data["labels"],
             "m": data["m"],
@@ -346,7 +519,6 @@ def hitos_reader(
             fields["difficulty"] = None
         else:
             fields["difficulty"] = "hidden" if difficulty_hidden else difficulty
-            fields["difficulty_value"] = difficulty
             fields["success"] = result.success
         return fields
 
@@ -363,16 +535,20 @@ def hitos_check_roll(
     difficulty: int | None,
     difficulty_hidden: bool = False,
     breakdown: Sequence[tuple[str, int]] = (),
+    what: str | None = None,
     character=None,
     scene=None,
     post=None,
     client_seed: str | None = None,
     seen: str | None = None,
 ) -> tuple[RollEntry, hitos.CheckResult]:
-    """3d10 through the log, read as a HITOS check with the campaign's options."""
+    """3d10 through the log, read as a HITOS check with the campaign's options.
+
+    ``what`` is what was rolled ("Reflejos + Sigilo"); it defaults to ``purpose``.
+    """
     read = hitos_reader(
         campaign=campaign,
-        what=purpose,
+        what=purpose if what is None else what,
         modifier=modifier,
         difficulty=difficulty,
         difficulty_hidden=difficulty_hidden,
@@ -390,7 +566,8 @@ def hitos_check_roll(
         client_seed=client_seed,
         seen=seen,
     )
-    result = hitos.check(hitos.HitosRoll(tuple(entry.dice)), modifier, difficulty or 0, campaign_options(campaign))
+    dice = tuple(entry.entry["dice"])
+    result = hitos.check(hitos.HitosRoll(dice), modifier, difficulty or 0, campaign_options(campaign))
     return entry, result
 
 
@@ -402,8 +579,30 @@ def notation_reader(expression: notation.Expression) -> Reader:
     return read
 
 
+def _compact_pool(spec: str) -> str:
+    """``1d6+1d6+1d8`` -> ``2d6+1d8``: the same dice in the same order, shorter."""
+    groups: list[list[int]] = []
+    for term in spec.split("+"):
+        count, faces = (int(part) for part in term.split("d"))
+        if groups and groups[-1][1] == faces:
+            groups[-1][0] += count
+        else:
+            groups.append([count, faces])
+    return "+".join(f"{count}d{faces}" for count, faces in groups)
+
+
 @transaction.atomic
-def free_roll(*, campaign: Campaign, user, text: str, purpose: str, scene=None, client_seed=None, seen=None) -> RollEntry:
+def free_roll(
+    *,
+    campaign: Campaign,
+    user,
+    text: str,
+    purpose: str,
+    scene=None,
+    post=None,
+    client_seed: str | None = None,
+    seen: str | None = None,
+) -> RollEntry:
     """A "tirada libre" in dice notation, through the same log.
 
     Exploding dice are refused: rollog/v1 has no rule yet for drawing extra
@@ -412,20 +611,23 @@ def free_roll(*, campaign: Campaign, user, text: str, purpose: str, scene=None, 
     try:
         expression = notation.parse(text)
     except notation.NotationError as exc:
-        raise ValidationError(str(exc)) from None
+        raise ValidationError(
+            _("No entiendo la tirada (%(error)s).") % {"error": str(exc)}, code="bad_notation"
+        ) from None
     if expression.explodes:
-        raise ValidationError(_("Los dados explosivos (!) todavía no se pueden tirar de forma verificable."))
-    try:
-        spec = expression.pool_spec()
-    except ValueError as exc:
-        raise ValidationError(str(exc)) from None
+        raise ValidationError(
+            _("Los dados explosivos (!) todavía no se pueden tirar de forma verificable."), code="explodes"
+        )
+    if expression.dice_count == 0:
+        raise ValidationError(_("La tirada necesita al menos un dado."), code="no_dice")
     return roll_append(
         campaign=campaign,
         user=user,
-        spec=spec,
+        spec=_compact_pool(expression.pool_spec()),
         purpose=purpose or expression.canonical(),
         read=notation_reader(expression),
         scene=scene,
+        post=post,
         client_seed=client_seed,
         seen=seen,
     )

@@ -357,7 +357,7 @@ class MeterForm(forms.Form):
         },
         widget=forms.NumberInput(attrs={"min": 0, "inputmode": "numeric"}),
     )
-    rested = forms.BooleanField(label=_("Con descanso suficiente"), required=False, initial=True)
+    rested = forms.BooleanField(label=_("Con descanso suficiente (tiradas de curación y recuperación)"), required=False, initial=True)
     reason = forms.CharField(label=_("Motivo"), max_length=500, required=False)
 
     def __init__(self, *args, meter: str, campaign, **kwargs):

@@ -1,9 +1,12 @@
 from crispy_forms.helper import FormHelper
 from crispy_forms.layout import Submit
 from django import forms
+from django.core.validators import RegexValidator
 from django.utils.translation import gettext_lazy as _
 
 from rules.notation import MAX_LENGTH
+
+CLIENT_SEED_MESSAGE = _("La semilla del navegador no es válida: de 1 a 64 letras, cifras, guiones o guiones bajos.")
 
 
 class FreeRollForm(forms.Form):
@@ -13,7 +16,17 @@ class FreeRollForm(forms.Form):
         help_text=_("Por ejemplo 3d10, 2d6+1d8+2, 4d6kh3 (quedarse con los 3 mayores) o 6d6>=5 (contar éxitos)."),
     )
     purpose = forms.CharField(label=_("Para qué"), max_length=200, required=False)
-    client_seed = forms.CharField(required=False, widget=forms.HiddenInput, max_length=64)
+    # Made by the browser (static/js/client-seed.js); empty without JavaScript,
+    # and then the server makes it and the roll says so.
+    client_seed = forms.CharField(
+        required=False,
+        widget=forms.HiddenInput,
+        strip=False,
+        # The pattern also bounds the length (64), so one message covers both.
+        validators=[RegexValidator(r"\A[0-9A-Za-z_-]{1,64}\Z", CLIENT_SEED_MESSAGE)],
+    )
+    # The head of the log this page showed (§3.3).
+    seen = forms.CharField(required=False, widget=forms.HiddenInput, max_length=64)
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)

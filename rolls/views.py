@@ -2,12 +2,14 @@
 
 A permalink is unguessable and self-certifying (it is the entry's hash), so
 anyone holding it may see the roll; the text of the post it belongs to is
-shown only to readers allowed to see that post.
+shown only to readers allowed to see that post. Pages show what the signed
+bytes say, never the indexed column copies.
 """
 
 from __future__ import annotations
 
-import base64
+import hashlib
+import json
 from datetime import timedelta
 from pathlib import Path
 
@@ -15,7 +17,7 @@ from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied, ValidationError
-from django.http import FileResponse, Http404, HttpRequest, HttpResponse, JsonResponse
+from django.http import FileResponse, Http404, HttpRequest, HttpResponse, HttpResponseBadRequest
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils.translation import gettext as _
@@ -27,17 +29,25 @@ from campaigns.models import Campaign, Post, Scene
 from campaigns.permissions import campaign_access
 from rolls import rollog, services, verify_roll
 from rolls.forms import FreeRollForm
-from rolls.models import CampaignLog, RollEntry, SeedEpoch
+from rolls.models import CampaignLog, RollEntry
 
 EXPORT_PAGE_SIZE = 1000
 NEARBY_WINDOW = timedelta(minutes=30)
+NEARBY_LIMIT = 20
+# Characters that could end a <script> or start markup if a JSON document were
+# ever pasted into HTML; escaped as \uXXXX they parse to the same strings.
+_JSON_HTML_ESCAPES = {ord("<"): "\\u003c", ord(">"): "\\u003e", ord("&"): "\\u0026"}
+
+
+def _json(document: dict, *, status: int = 200) -> HttpResponse:
+    text = json.dumps(document, ensure_ascii=False, indent=1).translate(_JSON_HTML_ESCAPES)
+    return HttpResponse(text, status=status, content_type="application/json; charset=utf-8")
 
 
 def _entry_for(permalink: str) -> RollEntry:
-    if not permalink.isalnum() or len(permalink) != 24:
-        raise Http404
+    """A roll by its permalink: anyone holding the link may see it (outsiders included)."""
     return get_object_or_404(
-        RollEntry.objects.rolls().select_related("campaign", "user", "character", "scene", "post", "parent"),
+        RollEntry.objects.rolls().select_related("campaign", "user", "character", "scene", "post__scene"),
         permalink=permalink,
     )
 
@@ -57,22 +67,25 @@ def _chain(entry: RollEntry) -> list[RollEntry]:
 
 
 def _bundle(entry: RollEntry) -> dict:
+    """The §3.10 bundle: everything the offline verifier needs for this roll."""
     keys = settings.ROLLOG_KEYS
     epoch = RollEntry.objects.get(campaign=entry.campaign, kind=RollEntry.Kind.EPOCH_OPEN, epoch=entry.epoch)
     head = CampaignLog.objects.get(campaign=entry.campaign)
     head_entry = RollEntry.objects.get(campaign=entry.campaign, seq=head.seq)
     children = list(RollEntry.objects.filter(parent=entry).values_list("permalink", flat=True))
+    parent = RollEntry.objects.get(pk=entry.parent_id).signed if entry.parent_id else None
     return rollog.roll_bundle(
         entry.signed,
         epoch_open=epoch.signed,
         public_key=keys.public_key_hex,
-        parent=entry.parent.signed if entry.parent_id else None,
+        parent=parent,
         head=head_entry.signed,
         children=children,
     )
 
 
 def _post_readable(request: HttpRequest, post: Post | None) -> bool:
+    """May this reader open the post? (A whisper or a private scene says no.)"""
     if post is None:
         return False
     access = campaign_access(request.user, post.scene.campaign)
@@ -85,27 +98,11 @@ def _post_readable(request: HttpRequest, post: Post | None) -> bool:
     return addressed and (not post.hidden or perms.can_see_hidden_text(access, post))
 
 
-@require_GET
-def roll_permalink(request: HttpRequest, permalink: str) -> HttpResponse:
-    entry = _entry_for(permalink)
-    bundle = _bundle(entry)
-    public_key = verify_roll.parse_public_key(settings.ROLLOG_KEYS.public_key_hex)
-    try:
-        proof = verify_roll.verify_bundle(bundle, public_key)
-        problem = None
-    except rollog.RollogError as exc:
-        proof, problem = None, exc.message
-    signed_entry = entry.entry
-    draws = []
-    if proof:
-        blocks = proof.stream.blocks
-        draws = [
-            {"offset": d.offset, "size": d.size, "value": d.value, "faces": d.faces, "die": d.die} for d in proof.stream.draws
-        ]
-        block_hex = [b.hex() for b in blocks]
-    else:
-        block_hex = []
-    nearby = (
+def _nearby(entry: RollEntry, versions: list[RollEntry]) -> list[RollEntry]:
+    """The same user's other rolls in the same scene within ±30 minutes (§3.10)."""
+    if entry.user_id is None:
+        return []
+    return list(
         RollEntry.objects.rolls()
         .filter(
             campaign=entry.campaign,
@@ -114,28 +111,66 @@ def roll_permalink(request: HttpRequest, permalink: str) -> HttpResponse:
             created_at__gte=entry.created_at - NEARBY_WINDOW,
             created_at__lte=entry.created_at + NEARBY_WINDOW,
         )
-        .exclude(pk=entry.pk)
-        .order_by("seq")[:20]
+        .exclude(pk__in=[v.pk for v in versions])
+        .order_by("seq")[:NEARBY_LIMIT]
     )
-    epoch = SeedEpoch.objects.get(campaign=entry.campaign, epoch=entry.epoch)
+
+
+def key_fingerprint(public_key_hex: str) -> str:
+    """SHA-256 of the raw public key, in groups of four hex digits (first 128 bits)."""
+    digest = hashlib.sha256(bytes.fromhex(public_key_hex)).hexdigest()[:32]
+    return " ".join(digest[i : i + 4] for i in range(0, 32, 4))
+
+
+def _proof(bundle: dict) -> tuple[verify_roll.RollProof | None, str | None]:
+    """The server's own run of the offline verifier over the bundle it serves."""
+    public_key = verify_roll.parse_public_key(settings.ROLLOG_KEYS.public_key_hex)
+    try:
+        return verify_roll.verify_bundle(bundle, public_key), None
+    except rollog.RollogError as exc:
+        return None, exc.message
+    except (KeyError, TypeError, ValueError) as exc:
+        return None, repr(exc)
+
+
+@require_GET
+def roll_permalink(request: HttpRequest, permalink: str) -> HttpResponse:
+    entry = _entry_for(permalink)
+    bundle = _bundle(entry)
+    proof, problem = _proof(bundle)
+    signed_entry = entry.entry
+    draws, blocks = [], []
+    if proof is not None:
+        blocks = [b.hex() for b in proof.stream.blocks]
+        draws = [
+            {"offset": d.offset, "size": d.size, "value": d.value, "faces": d.faces, "die": d.die}
+            for d in proof.stream.draws
+        ]
+    epoch_open = RollEntry.objects.get(campaign=entry.campaign, kind=RollEntry.Kind.EPOCH_OPEN, epoch=entry.epoch)
+    versions = _chain(entry)
+    post_readable = _post_readable(request, entry.post)
+    public_key = settings.ROLLOG_KEYS.public_key_hex
     link = request.build_absolute_uri(entry.get_absolute_url())
     badge = request.build_absolute_uri(reverse("rolls:roll-badge", args=[entry.permalink]))
     context = {
         "entry": entry,
         "signed_entry": signed_entry,
-        "game": signed_entry.get("game", {}),
-        "versions": _chain(entry),
-        "nearby": list(nearby),
-        "post_readable": _post_readable(request, entry.post),
+        "game": signed_entry.get("game") or {},
+        "versions": versions,
+        "nearby": _nearby(entry, versions),
+        "post": entry.post if post_readable else None,
+        "post_hidden": entry.post_id is not None and not post_readable,
         "verified": proof is not None,
         "problem": problem,
         "bundle": bundle,
-        "entry_b64": base64.b64encode(bytes(entry.entry_bytes)).decode("ascii"),
+        "parent_signed": entry.parent.entry if entry.parent_id else None,
+        "epoch_open": epoch_open,
+        "anchor": epoch_open.entry["anchor"],
         "message": verify_roll.roll_message(signed_entry),
-        "blocks": block_hex,
+        "blocks": blocks,
         "draws": draws,
-        "anchor": epoch.anchor,
-        "public_key": settings.ROLLOG_KEYS.public_key_hex,
+        "public_key": public_key,
+        "fingerprint": key_fingerprint(public_key),
         "link": link,
         "bbcode": f"[url={link}][img]{badge}[/img][/url]",
         "markdown": f"[![{_('Tirada verificada')}]({badge})]({link})",
@@ -144,9 +179,9 @@ def roll_permalink(request: HttpRequest, permalink: str) -> HttpResponse:
 
 
 @require_GET
-def roll_json(request: HttpRequest, permalink: str) -> JsonResponse:
+def roll_json(request: HttpRequest, permalink: str) -> HttpResponse:
     entry = _entry_for(permalink)
-    response = JsonResponse(_bundle(entry), json_dumps_params={"ensure_ascii": False, "indent": 1})
+    response = _json(_bundle(entry))
     response["Content-Disposition"] = f'inline; filename="{entry.permalink}.json"'
     response["Access-Control-Allow-Origin"] = "*"
     return response
@@ -157,22 +192,35 @@ def roll_json(request: HttpRequest, permalink: str) -> JsonResponse:
 def roll_badge(request: HttpRequest, permalink: str) -> HttpResponse:
     """A small SVG of the result, to paste into other forums."""
     entry = _entry_for(permalink)
-    game = entry.entry.get("game", {})
+    signed_entry = entry.entry
     response = render(
-        request, "rolls/badge.svg", {"entry": entry, "game": game}, content_type="image/svg+xml; charset=utf-8"
+        request,
+        "rolls/badge.svg",
+        {"entry": entry, "signed_entry": signed_entry, "game": signed_entry.get("game") or {}},
+        content_type="image/svg+xml; charset=utf-8",
     )
     response["Cache-Control"] = "public, max-age=86400"
+    # Other forums embed the badge as an image.
+    response["Cross-Origin-Resource-Policy"] = "cross-origin"
     return response
 
 
 @require_GET
-def rollog_keys(request: HttpRequest) -> JsonResponse:
+def rollog_keys(request: HttpRequest) -> HttpResponse:
     keys = settings.ROLLOG_KEYS
     document = {
         "format": rollog.FORMAT,
-        "keys": [{"public_key": keys.public_key_hex, "algorithm": "Ed25519", "valid_from": None, "valid_until": None}],
+        "keys": [
+            {
+                "public_key": keys.public_key_hex,
+                "algorithm": "Ed25519",
+                "fingerprint": key_fingerprint(keys.public_key_hex),
+                "valid_from": None,
+                "valid_until": None,
+            }
+        ],
     }
-    response = JsonResponse(document)
+    response = _json(document)
     response["Access-Control-Allow-Origin"] = "*"
     return response
 
@@ -184,21 +232,28 @@ def verifier_download(request: HttpRequest) -> FileResponse:
 
 
 @require_GET
-def log_export(request: HttpRequest, slug: str) -> JsonResponse:
-    """The campaign's log for the L2 audit: members, or everyone for public campaigns."""
+def log_export(request: HttpRequest, slug: str) -> HttpResponse:
+    """The campaign's log for the L2 audit: members, or everyone for public campaigns.
+
+    Pages of EXPORT_PAGE_SIZE entries from ``?desde=<seq>``; ``next`` is the
+    absolute address of the following page, null on the last.
+    """
     campaign = get_object_or_404(Campaign, slug=slug)
     access = campaign_access(request.user, campaign)
     if not perms.can_view_campaign(access):
         raise Http404
     log = get_object_or_404(CampaignLog, campaign=campaign)
-    try:
-        start = max(0, int(request.GET.get("desde", "0")))
-    except ValueError:
-        start = 0
+    raw_start = request.GET.get("desde", "0")
+    if not raw_start.isdigit():
+        return HttpResponseBadRequest(
+            _("«desde» debe ser un número de entrada (0 o más)."), content_type="text/plain; charset=utf-8"
+        )
+    start = int(raw_start)
     entries = list(RollEntry.objects.filter(campaign=campaign, seq__gte=start).order_by("seq")[: EXPORT_PAGE_SIZE + 1])
     next_url = None
     if len(entries) > EXPORT_PAGE_SIZE:
-        next_url = f"{reverse('rolls:log-export', args=[campaign.slug])}?desde={entries[-1].seq}"
+        path = f"{reverse('rolls:log-export', args=[campaign.slug])}?desde={entries[-1].seq}"
+        next_url = request.build_absolute_uri(path)
         entries = entries[:EXPORT_PAGE_SIZE]
     page = rollog.export_page(
         log.log_id,
@@ -207,7 +262,7 @@ def log_export(request: HttpRequest, slug: str) -> JsonResponse:
         start=start,
         next_url=next_url,
     )
-    response = JsonResponse(page)
+    response = _json(page)
     response["Content-Disposition"] = f'inline; filename="{log.log_id}-log-{start}.json"'
     return response
 
@@ -215,25 +270,40 @@ def log_export(request: HttpRequest, slug: str) -> JsonResponse:
 @login_required
 @require_http_methods(["GET", "POST"])
 def free_roll(request: HttpRequest, slug: str) -> HttpResponse:
+    """A free roll in dice notation by the GM or a player, through the campaign's log."""
     campaign = get_object_or_404(Campaign.objects.select_related("gm"), slug=slug)
     access = campaign_access(request.user, campaign)
     if not perms.can_view_campaign(access):
         raise Http404
     if not (access.is_gm or access.is_player):
         raise PermissionDenied(_("Solo los jugadores y la dirección pueden tirar en esta partida."))
-    form = FreeRollForm(request.POST if request.method == "POST" else None)
-    if request.method == "POST" and form.is_valid():
-        try:
-            entry = services.free_roll(
-                campaign=campaign,
-                user=request.user,
-                text=form.cleaned_data["notation"],
-                purpose=form.cleaned_data["purpose"],
-                client_seed=form.cleaned_data["client_seed"] or None,
+    log = services.log_open(campaign=campaign)
+    if request.method == "POST":
+        form = FreeRollForm(request.POST)
+        if not form.is_valid() and "client_seed" in form.errors:
+            # Only a script sends a malformed seed (ours makes 32 hex digits).
+            return HttpResponseBadRequest(
+                " ".join(form.errors["client_seed"]), content_type="text/plain; charset=utf-8"
             )
-        except ValidationError as exc:
-            form.add_error("notation", exc)
-        else:
-            messages.success(request, _("Tirada hecha y firmada."))
-            return redirect(entry)
+        if form.is_valid():
+            try:
+                entry = services.free_roll(
+                    campaign=campaign,
+                    user=request.user,
+                    text=form.cleaned_data["notation"],
+                    purpose=form.cleaned_data["purpose"],
+                    client_seed=form.cleaned_data["client_seed"] or None,
+                    seen=form.cleaned_data["seen"] or None,
+                )
+            except ValidationError as exc:
+                form.add_error("notation", exc)
+            else:
+                messages.success(request, _("Tirada hecha y firmada."))
+                return redirect(entry)
+        # Nothing was rolled: the same client seed may be sent again, with the
+        # head this page now shows.
+        form.data = form.data.copy()
+        form.data["seen"] = CampaignLog.objects.get(campaign=campaign).head_hash
+    else:
+        form = FreeRollForm(initial={"seen": log.head_hash})
     return render(request, "rolls/free_roll.html", {"campaign": campaign, "form": form})

@@ -5,9 +5,14 @@
 (function () {
   "use strict";
   const box = document.getElementById("inpage-check");
-  if (!box || !window.crypto || !crypto.subtle) return;
+  if (!box) return;
   const status = box.querySelector(".inpage-status");
   const data = box.dataset;
+  if (!window.crypto || !crypto.subtle) {
+    status.textContent = data.labelUnsupported;
+    box.dataset.result = "unsupported";
+    return;
+  }
   const encoder = new TextEncoder();
 
   const hex = (bytes) => Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
@@ -80,7 +85,7 @@
     }
   }
 
-  async function checkDice(entry) {
+  async function checkDice(entry, parent) {
     const pool = faces(entry.spec);
     const isReroll = entry.kind === "reroll";
     const message = [
@@ -89,13 +94,17 @@
     ].join(":");
     const take = await stream(unhex(entry.seed), message);
     if (isReroll) {
+      // Only the chosen positions change; the rest are the parent's dice.
+      const expected = parent.dice.slice();
       for (let i = 0; i < entry.rerolled.length; i++) {
         const position = entry.rerolled[i];
         const die = await draw(take, pool[position]);
-        if (die !== entry.drawn[i] || die !== entry.dice[position]) return false;
+        if (die !== entry.drawn[i]) return false;
+        expected[position] = die;
       }
-      return true;
+      return expected.length === entry.dice.length && expected.every((die, i) => die === entry.dice[i]);
     }
+    if (pool.length !== entry.dice.length) return false;
     for (let i = 0; i < pool.length; i++) {
       if ((await draw(take, pool[i])) !== entry.dice[i]) return false;
     }
@@ -108,25 +117,51 @@
     box.dataset.result = result;
   }
 
-  async function run() {
-    const bytes = fromBase64(data.entryB64);
+  // Bytes -> {entry, hash}; the signature is checked later, once we know
+  // whether this browser can verify Ed25519 at all.
+  async function load(b64) {
+    const bytes = fromBase64(b64);
     const hash = await sha256(concat(encoder.encode("rollog/v1/entry\n"), bytes));
-    if (hex(hash) !== data.hash) return show("fail", data.labelFail, "hash");
-    if (base32(hash.slice(0, 15)).toLowerCase() !== data.permalink) return show("fail", data.labelFail, "permalink");
-    const entry = JSON.parse(new TextDecoder().decode(bytes));
+    return { entry: JSON.parse(new TextDecoder().decode(bytes)), hash: hash };
+  }
+
+  async function run() {
+    const roll = await load(data.entryB64);
+    if (hex(roll.hash) !== data.hash) return show("fail", data.labelFail, "hash");
+    if (base32(roll.hash.slice(0, 15)).toLowerCase() !== data.permalink) return show("fail", data.labelFail, "permalink");
+    const entry = roll.entry;
+    const epoch = await load(data.epochB64);
+    const epochOk = epoch.entry.kind === "epoch_open" && epoch.entry.campaign === entry.campaign
+      && epoch.entry.epoch === entry.epoch && epoch.entry.seq < entry.seq
+      && entry.epoch_index >= 1 && entry.epoch_index <= epoch.entry.length;
+    if (!epochOk) return show("fail", data.labelFail, "epoch");
     let seed = unhex(entry.seed);
     for (let i = 0; i < entry.epoch_index; i++) seed = await sha256(seed);
-    if (hex(seed) !== data.anchor) return show("fail", data.labelFail, "seed");
-    if (!(await checkDice(entry))) return show("fail", data.labelFail, "dice");
+    if (hex(seed) !== epoch.entry.anchor) return show("fail", data.labelFail, "seed");
+    let parent = null;
+    if (entry.kind === "reroll") {
+      if (!data.parentB64) return show("fail", data.labelFail, "parent");
+      parent = await load(data.parentB64);
+      if (hex(parent.hash) !== entry.parent || parent.entry.spec !== entry.spec) {
+        return show("fail", data.labelFail, "parent");
+      }
+    }
+    if (!(await checkDice(entry, parent && parent.entry))) return show("fail", data.labelFail, "dice");
     let key;
     try {
       key = await crypto.subtle.importKey("raw", unhex(data.pubkey), { name: "Ed25519" }, false, ["verify"]);
     } catch (error) {
       return show("unsupported", data.labelUnsupported, "");
     }
-    const signed = concat(encoder.encode("rollog/v1/sig\n"), hash);
-    const valid = await crypto.subtle.verify({ name: "Ed25519" }, key, unhex(data.sig), signed);
-    return valid ? show("ok", data.labelOk, "") : show("fail", data.labelFail, "firma");
+    const signatures = [[roll.hash, data.sig], [epoch.hash, data.epochSig]];
+    if (parent) signatures.push([parent.hash, data.parentSig]);
+    for (const [hash, sig] of signatures) {
+      const signed = concat(encoder.encode("rollog/v1/sig\n"), hash);
+      if (!(await crypto.subtle.verify({ name: "Ed25519" }, key, unhex(sig), signed))) {
+        return show("fail", data.labelFail, "firma");
+      }
+    }
+    return show("ok", data.labelOk, "");
   }
 
   run().catch((error) => show("fail", data.labelFail, error.message));

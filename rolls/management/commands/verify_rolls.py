@@ -1,7 +1,9 @@
 """Re-verify the stored roll logs, as an outside auditor would.
 
 Each campaign's entries are exported exactly as stored and run through the
-offline audit (rolls.verify_log); every entry that fails is named.
+offline audit (rolls.verify_log); every entry that fails is named by its seq
+and permalink. The indexed column copies and the head row are compared with
+the signed bytes too, since pages and queries read them.
 """
 
 from django.conf import settings
@@ -9,7 +11,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from campaigns.models import Campaign
 from rolls import verify_log, verify_roll
-from rolls.models import RollEntry
+from rolls.models import CampaignLog, RollEntry
 
 
 class Command(BaseCommand):
@@ -27,15 +29,44 @@ class Command(BaseCommand):
         public_key = verify_roll.parse_public_key(settings.ROLLOG_KEYS.public_key_hex)
         failed = 0
         for item in campaigns:
-            entries = RollEntry.objects.filter(campaign=item).order_by("seq")
-            refs = [entry.signed.ref() for entry in entries.iterator()]
-            report = verify_log.audit_log(refs, public_key)
-            if report.ok:
-                self.stdout.write(self.style.SUCCESS(f"OK  {item.slug}: {len(refs)} entradas verificadas"))
+            lines = self.check_campaign(item, public_key)
+            count = RollEntry.objects.filter(campaign=item).count()
+            if not lines:
+                self.stdout.write(self.style.SUCCESS(f"OK  {item.slug}: {count} entradas verificadas"))
                 continue
             failed += 1
-            self.stdout.write(self.style.ERROR(f"MAL {item.slug}: {len(report.problems)} problemas"))
-            for problem in report.problems:
-                self.stdout.write(f"    {problem}")
+            self.stdout.write(self.style.ERROR(f"MAL {item.slug}: {len(lines)} problemas en {count} entradas"))
+            for line in lines:
+                self.stdout.write(f"    {line}")
         if failed:
             raise CommandError(f"{failed} partida(s) con entradas que no superan la verificación.")
+
+    def check_campaign(self, campaign: Campaign, public_key) -> list[str]:
+        rows = list(
+            RollEntry.objects.filter(campaign=campaign)
+            .order_by("seq")
+            .only("pk", "seq", "permalink", "kind", "entry_bytes", "signature", "entry_hash", "epoch",
+                  "epoch_index", "client_seed", "spec", "purpose", "dice", "game", "time")
+        )  # fmt: skip
+        report = verify_log.audit_log([row.signed.ref() for row in rows], public_key)
+        lines = []
+        for problem in report.problems:
+            # A forged or edited row may not even decode: name it by the row.
+            row = rows[problem.position] if problem.position < len(rows) else None
+            where = f"#{row.seq} ({row.permalink})" if row else "?"
+            lines.append(f"FAIL entrada {where} [{problem.code}]: {problem.message}")
+        for row in rows:
+            try:
+                same = row.copies_match()
+            except ValueError:
+                same = False  # The bytes do not decode; already reported above.
+            if not same:
+                lines.append(
+                    f"FAIL entrada #{row.seq} ({row.permalink}) [copy_mismatch]: "
+                    "las columnas copiadas no coinciden con los bytes firmados."
+                )
+        head = CampaignLog.objects.get(campaign=campaign)
+        last = rows[-1] if rows else None
+        if last is None or (head.seq, head.head_hash) != (last.seq, last.entry_hash):
+            lines.append(f"FAIL cabeza [head_mismatch]: la cabeza guardada (#{head.seq}) no es la última entrada.")
+        return lines

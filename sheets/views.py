@@ -23,6 +23,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.text import slugify
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
+from django.views.decorators.vary import vary_on_headers
 from django_htmx.middleware import HtmxDetails
 
 from campaigns.models import Campaign, SceneAspect, System
@@ -203,6 +204,12 @@ def _preview(data, campaign) -> dict:
     return {"scores": scores, "warnings": warnings}
 
 
+def _fragment(request: HtmxHttpRequest) -> bool:
+    """Whether to answer with a fragment: an htmx request that is not
+    restoring history (which needs the whole page)."""
+    return bool(request.htmx) and not request.htmx.history_restore_request
+
+
 def _int(value) -> int:
     try:
         return max(0, int(value))
@@ -217,6 +224,7 @@ def _stored_preview(character: Character) -> dict:
 # --- list, options, session and scene ---------------------------------------------------
 
 
+@vary_on_headers("HX-Request")
 @require_GET
 def sheet_list(request: HtmxHttpRequest, slug: str) -> HttpResponse:
     campaign, access, options = _campaign_for(request, slug)
@@ -244,7 +252,7 @@ def sheet_list(request: HtmxHttpRequest, slug: str) -> HttpResponse:
         if access.is_gm
         else [],
     }
-    template = "sheets/sheet_list.html#sheet-table" if request.htmx else "sheets/sheet_list.html"
+    template = "sheets/sheet_list.html#sheet-table" if _fragment(request) else "sheets/sheet_list.html"
     return render(request, template, context)
 
 
@@ -392,11 +400,12 @@ def npc_edit(request: HtmxHttpRequest, character: Character, access: Access) -> 
 # --- the sheet -------------------------------------------------------------------
 
 
+@vary_on_headers("HX-Request")
 @require_GET
 def sheet_detail(request: HtmxHttpRequest, slug: str, character_id: int) -> HttpResponse:
     character, access, options = _sheet_for(request, slug, character_id)
     context = _detail_context(access, character, options)
-    if request.htmx:
+    if _fragment(request):
         return render(request, "sheets/sheet_detail.html#sheet-meters", context)
     context["scene_aspects"] = _scene_aspects(access, character.campaign)
     if context["can_notes"]:
@@ -550,13 +559,14 @@ def aspect_update(request: HtmxHttpRequest, slug: str, character_id: int, aspect
 
 
 @login_required
+@vary_on_headers("HX-Request")
 @require_GET
 def sheet_history(request: HtmxHttpRequest, slug: str, character_id: int) -> HttpResponse:
     character, access, _options = _sheet_for(request, slug, character_id, need=perms.can_see_private)
     events = SheetEvent.objects.filter(character=character).select_related("actor", "post")
     page_obj = Paginator(events, HISTORY_PAGE_SIZE).get_page(request.GET.get("pagina"))
     context = {"campaign": character.campaign, "character": character, "page_obj": page_obj}
-    template = "sheets/sheet_history.html#history-entries" if request.htmx else "sheets/sheet_history.html"
+    template = "sheets/sheet_history.html#history-entries" if _fragment(request) else "sheets/sheet_history.html"
     return render(request, template, context)
 
 

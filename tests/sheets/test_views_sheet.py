@@ -459,3 +459,41 @@ def test_other_members_see_only_the_public_part(world):
     owner_text = world.client("player").get(sheet.get_absolute_url()).text
     assert "Nota secreta" in owner_text and "Nota del DJ" not in owner_text
     assert "Nota del DJ" in world.client("gm").get(sheet.get_absolute_url()).text
+
+
+def test_a_history_restore_request_gets_the_whole_page(world):
+    response = world.client("player").get(
+        world.sheet.get_absolute_url(), headers={"HX-Request": "true", "HX-History-Restore-Request": "true"}
+    )
+    assert "<html" in response.text
+    assert "HX-Request" in response["Vary"]
+
+
+def test_aspect_action_with_htmx_returns_the_aspects_fragment(world):
+    hito = Aspect.objects.create(character=world.sheet, kind="hito", phrase="Boxeadora")
+    response = world.client("gm").post(
+        _url("aspect-update", world, world.sheet.pk, hito.pk), {"action": "exhaust", "until": "session"},
+        headers={"HX-Request": "true"},
+    )
+    assert response.status_code == 200
+    assert response.text.lstrip().startswith('<section id="sheet-aspects"') and "<html" not in response.text
+    assert "agotado hasta la próxima sesión" in response.text
+
+
+def test_edit_preview_with_htmx_returns_the_scores_of_what_is_typed(world):
+    response = world.client("gm").post(
+        _url("sheet-edit", world, world.sheet.pk), _sheet_post(name="Inés", intelecto="10", preview="1"),
+        headers={"HX-Request": "true"},
+    )
+    assert response.status_code == 200 and "<html" not in response.text
+    assert "6 + 10 ÷ 2 = 11" in response.text  # Entereza
+    world.sheet.refresh_from_db()
+    assert world.sheet.intelecto == 5
+
+
+def test_npc_preview_with_htmx(world):
+    data = {"name": "Perro", "fortaleza": "6", "reflejos": "6", "voluntad": "2", "intelecto": "1", "rd": "0",
+            "skills-TOTAL_FORMS": "0", "skills-INITIAL_FORMS": "0", "preview": "1"}
+    response = world.client("gm").post(_url("npc-create", world), data, headers={"HX-Request": "true"})
+    assert response.status_code == 200 and "6 + 2 ÷ 2 = 7" in response.text and "<html" not in response.text
+    assert not Character.objects.filter(name="Perro").exists()

@@ -65,7 +65,7 @@ class CampaignQuerySet(models.QuerySet):
 
 class Campaign(models.Model):
     title = models.CharField(_("título"), max_length=120)
-    slug = models.SlugField(_("dirección"), max_length=80, unique=True)
+    slug = models.SlugField(_("dirección web"), max_length=80, unique=True)
     system = models.CharField(_("sistema"), max_length=16, choices=System.choices, default=System.HITOS)
     description = models.TextField(_("descripción"), blank=True, max_length=20000)
     description_html = models.TextField(blank=True, editable=False)

@@ -347,7 +347,7 @@ def sheet_create(request: HtmxHttpRequest, slug: str) -> HttpResponse:
 def sheet_edit(request: HtmxHttpRequest, slug: str, character_id: int) -> HttpResponse:
     character, access, _options = _sheet_for(request, slug, character_id, need=perms.can_edit_sheet)
     if character.is_npc:
-        return npc_edit(request, character, access)
+        return _npc_edit(request, character, access)
     campaign = character.campaign
     form, skills, weapons = _sheet_forms(request, campaign, access, character=character)
     context = {"campaign": campaign, "character": character, "form": form, "skills": skills, "weapons": weapons}
@@ -380,7 +380,7 @@ def npc_create(request: HtmxHttpRequest, slug: str) -> HttpResponse:
     return _render_sheet_form(request, context, form, skills, npc=True)
 
 
-def npc_edit(request: HtmxHttpRequest, character: Character, access: Access) -> HttpResponse:
+def _npc_edit(request: HtmxHttpRequest, character: Character, access: Access) -> HttpResponse:
     """The NPC branch of ``sheet_edit`` (same URL, same access check)."""
     data = request.POST if request.method == "POST" else None
     initial = {name: getattr(character, name) for name in ("name", *CHARACTERISTIC_FIELDS, "rd", "damage_code",

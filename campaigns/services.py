@@ -237,7 +237,9 @@ def scene_create(*, campaign: Campaign, title: str, description: str = "", every
 @transaction.atomic
 def scene_update(*, scene: Scene, actor, title: str, description: str, everyone: bool, participants,
                  aspects: Iterable[str], status: str, position: int) -> Scene:
-    old_status = scene.status
+    # Read the status from the database: a ModelForm has already written the
+    # new one on the instance it validated.
+    old_status = Scene.objects.filter(pk=scene.pk).values_list("status", flat=True).get()
     scene.title = title
     scene.description = description
     scene.description_html = render_markdown(description)

@@ -223,9 +223,15 @@ def sheet_submit(*, character: Character, actor) -> Character:
 def sheet_review(*, character: Character, actor, approve: bool, comment: str = "",
                  accept_budget: bool = False) -> Character:
     """Submitted → approved (the owner can no longer edit it, except notes) or
-    returned with the GM's comment (the owner edits and submits again)."""
+    returned with the GM's comment (the owner edits and submits again).
+    Approving a sheet with budget warnings needs ``accept_budget``."""
     if character.status != Character.Status.SUBMITTED:
         raise ValidationError(_("Solo se revisan las fichas enviadas."))
+    if approve and not accept_budget and sheet_warnings(character):
+        # §4.5 — the budget is guidance: departures are fine once the GM says so.
+        raise ValidationError(
+            _("La ficha se aparta del presupuesto de creación: marca la casilla para aceptarlo o devuélvela.")
+        )
     character.status = Character.Status.APPROVED if approve else Character.Status.RETURNED
     character.review_comment = comment
     character.budget_accepted = accept_budget if approve else False

@@ -159,7 +159,7 @@ def _detail_context(access: Access, character: Character, options: CampaignSheet
         context["aspect_form"] = forms.get("aspect_form") or AspectForm()
     if context["can_review"]:
         context["review_form"] = forms.get("review_form") or ReviewForm()
-    context["meter_error"] = forms.get("meter_error")
+    context["aspect_error"] = forms.get("aspect_error")
     context["last_roll"], context["last_check"] = forms.get("last_roll"), forms.get("last_check")
     return context
 
@@ -449,12 +449,16 @@ def sheet_review(request: HtmxHttpRequest, slug: str, character_id: int) -> Http
     form = ReviewForm(request.POST)
     if form.is_valid():
         approve = form.cleaned_data["decision"] == "approve"
-        services.sheet_review(
-            character=character, actor=request.user, approve=approve,
-            comment=form.cleaned_data["comment"], accept_budget=form.cleaned_data["accept_budget"],
-        )
-        messages.success(request, _("Ficha aprobada.") if approve else _("Ficha devuelta con tus comentarios."))
-        return redirect(character)
+        try:
+            services.sheet_review(
+                character=character, actor=request.user, approve=approve,
+                comment=form.cleaned_data["comment"], accept_budget=form.cleaned_data["accept_budget"],
+            )
+        except ValidationError as exc:
+            form.add_error("accept_budget", exc)
+        else:
+            messages.success(request, _("Ficha aprobada.") if approve else _("Ficha devuelta con tus comentarios."))
+            return redirect(character)
     context = _detail_context(access, character, options, review_form=form)
     context["scene_aspects"] = _scene_aspects(access, character.campaign)
     return render(request, "sheets/sheet_detail.html", context)
@@ -463,7 +467,7 @@ def sheet_review(request: HtmxHttpRequest, slug: str, character_id: int) -> Http
 def _play_response(request: HtmxHttpRequest, access, character, options, partial: str, **forms) -> HttpResponse:
     """After a meter / drama / aspect action: the fragment with htmx, else the
     page (with the form's errors) or a redirect when it worked."""
-    failed = any(isinstance(f, forms_module.Form) and f.errors for f in forms.values()) or forms.get("meter_error")
+    failed = any(isinstance(f, forms_module.Form) and f.errors for f in forms.values()) or forms.get("aspect_error")
     if not failed and not request.htmx:
         return redirect(character)
     character = _reload(character)
@@ -552,7 +556,7 @@ def aspect_update(request: HtmxHttpRequest, slug: str, character_id: int, aspect
             error = exc.messages[0]
     else:
         error = _("Acción desconocida.")
-    return _play_response(request, access, character, options, "sheet-aspects", meter_error=error)
+    return _play_response(request, access, character, options, "sheet-aspects", aspect_error=error)
 
 
 # --- history, export, import --------------------------------------------------------

@@ -27,7 +27,7 @@ MATRIX = [
     ("sheet-edit", "get", "draft", None, (302, 404, 404, 200, 404, 200)),
     ("sheet-notes", "post", "approved", {"private_notes": "x"}, (302, 404, 403, 302, 403, 302)),
     ("sheet-submit", "post", "draft", {}, (302, 404, 404, 302, 404, 403)),
-    ("sheet-review", "post", "submitted", {"decision": "approve"}, (302, 404, 404, 403, 404, 302)),
+    ("sheet-review", "post", "submitted", {"decision": "approve", "accept_budget": "on"}, (302, 404, 404, 403, 404, 302)),
     ("meter-update", "post", "approved", {"resistencia-action": "damage", "resistencia-amount": "1"},
      (302, 404, 403, 403, 403, 302)),
     ("drama-update", "post", "approved", {"drama-change": "1"}, (302, 404, 403, 403, 403, 302)),

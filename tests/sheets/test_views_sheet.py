@@ -153,6 +153,11 @@ def test_submit_review_return_and_approve(world):
     assert "Falta la &lt;b&gt;profesión&lt;/b&gt;" in page.text
     assert player.get(_url("sheet-edit", world, sheet.pk)).status_code == 200
     player.post(_url("sheet-submit", world, sheet.pk))
+    response = gm.post(_url("sheet-review", world, sheet.pk), {"decision": "approve", "comment": ""})
+    assert response.status_code == 200
+    assert "La ficha se aparta del presupuesto de creación" in response.text
+    sheet.refresh_from_db()
+    assert sheet.status == "submitted"
     gm.post(_url("sheet-review", world, sheet.pk), {"decision": "approve", "comment": "", "accept_budget": "on"})
     sheet.refresh_from_db()
     assert sheet.status == "approved" and sheet.budget_accepted and sheet.reviewed_by == world.gm

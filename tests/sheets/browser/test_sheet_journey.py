@@ -56,6 +56,11 @@ def test_create_submit_approve_and_take_nine_damage(page: Page):
     page.goto(sheet.get_absolute_url())
     page.get_by_label("Aprobar").check()
     page.get_by_role("button", name="Enviar la revisión").click()
+    # The sheet departs from the Cultos Innombrables budget: the GM must accept it.
+    expect(page.get_by_text("La ficha se aparta del presupuesto de creación")).to_be_visible()
+    page.get_by_label("Aprobar").check()
+    page.get_by_label("Acepto las desviaciones del presupuesto de creación").check()
+    page.get_by_role("button", name="Enviar la revisión").click()
     expect(page.locator(".sheet-status")).to_have_text("Aprobada")
 
     # Keyboard only: fill the damage form and press Enter; the fragment swaps in place.

@@ -19,9 +19,12 @@ _ATTRIBUTES = {"a": {"href", "title"}, "ol": {"start"}}
 
 
 def _shift_headings(html: str) -> str:
-    # A post's headings sit inside the page's own h1/h2 structure.
-    for level in (2, 1):
-        html = html.replace(f"<h{level}>", f"<h{level + 2}>").replace(f"</h{level}>", f"</h{level + 2}>")
+    # A post's headings sit inside the page's own h1/h2 structure: every level
+    # goes two down (h1 → h3 … h4 and deeper → h6), deepest first so that no
+    # heading is shifted twice and their order is kept.
+    for level in (6, 5, 4, 3, 2, 1):
+        new = min(level + 2, 6)
+        html = html.replace(f"<h{level}>", f"<h{new}>").replace(f"</h{level}>", f"</h{new}>")
     return html
 
 

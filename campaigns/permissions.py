@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from campaigns.models import Campaign, CampaignStatus, Membership, Post, Role, Scene, Visibility
+from sheets.models import Character
 
 
 class Standing(StrEnum):
@@ -106,6 +107,16 @@ def can_post_in_scene(access: Access, scene: Scene) -> bool:
 
 def can_write_as_npc(access: Access) -> bool:
     return access.is_gm
+
+
+def can_write_as_character(access: Access, character) -> bool:
+    """Only as one's own character, approved, of this campaign."""
+    return (
+        character is not None
+        and character.owner_id == access.user.pk
+        and character.campaign_id == access.campaign.pk
+        and character.status == Character.Status.APPROVED
+    )
 
 
 def can_edit_post(access: Access, post: Post) -> bool:

@@ -29,7 +29,7 @@ from campaigns.models import (
     SceneAspect,
     SceneRead,
 )
-from campaigns.permissions import Access, can_post_in_scene, can_write_as_npc
+from campaigns.permissions import Access, can_edit_post, can_post_in_scene, can_write_as_character, can_write_as_npc
 from rolls import services as rolls_services
 
 
@@ -262,6 +262,8 @@ def post_create(*, access: Access, scene: Scene, voice: str, body: str, note: st
         raise PermissionDenied(_("No puedes escribir en esta escena."))
     if voice == Post.Voice.NPC and not can_write_as_npc(access):
         raise PermissionDenied(_("Solo la dirección puede escribir como PNJ."))
+    if voice == Post.Voice.CHARACTER and not can_write_as_character(access, character):
+        raise PermissionDenied(_("Solo puedes escribir como uno de tus personajes aprobados."))
     post = Post(
         scene=scene,
         author=access.user,
@@ -289,6 +291,8 @@ def post_create(*, access: Access, scene: Scene, voice: str, body: str, note: st
 def post_edit(*, access: Access, post: Post, body: str, note: str, reason: str = "") -> Post:
     """Keep the previous text as a revision; an edit by someone other than
     the author is also written to the moderation log."""
+    if not can_edit_post(access, post):
+        raise PermissionDenied(_("Solo su autor o la dirección pueden editar este mensaje."))
     PostRevision.objects.create(
         post=post,
         editor=access.user,

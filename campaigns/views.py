@@ -17,6 +17,7 @@ from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils import timezone
+from django.utils.cache import patch_vary_headers
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django_htmx.http import HttpResponseClientRedirect
@@ -150,6 +151,19 @@ def _unread_counts(user, campaigns) -> dict[int, int]:
         .annotate(n=Count("pk", distinct=True))
     )
     return {row["scene__campaign"]: row["n"] for row in rows}
+
+
+def _page_or_fragment(request: HtmxHttpRequest, template: str, fragment: str, context: dict) -> HttpResponse:
+    """The fragment for an htmx swap, the whole page otherwise.
+
+    A history-restore request gets the whole page (htmx puts it in the
+    body), and the answer varies on HX-Request so that no cache hands the
+    fragment to a normal visit.
+    """
+    wants_fragment = request.htmx and not request.htmx.history_restore_request
+    response = render(request, f"{template}#{fragment}" if wants_fragment else template, context)
+    patch_vary_headers(response, ("HX-Request",))
+    return response
 
 
 def _count_by_scene(posts) -> dict[int, int]:
@@ -442,8 +456,8 @@ def moderation_log(request: HtmxHttpRequest, slug: str) -> HttpResponse:
     if not access.is_gm:
         entries = entries.filter(target_user=request.user)
     page_obj = Paginator(entries, 50).get_page(request.GET.get("pagina"))
-    template = "campaigns/moderation_log.html#log-entries" if request.htmx else "campaigns/moderation_log.html"
-    return render(request, template, {"campaign": campaign, "page_obj": page_obj, "access": access})
+    context = {"campaign": campaign, "page_obj": page_obj, "access": access}
+    return _page_or_fragment(request, "campaigns/moderation_log.html", "log-entries", context)
 
 
 @login_required
@@ -548,9 +562,7 @@ def scene_detail(request: HtmxHttpRequest, slug: str, scene_id: int) -> HttpResp
         "can_manage": perms.can_manage(access),
         "form": _post_form(access, scene, initial={"quote_of": quote_id} if quote_id.isdigit() else None) if can_post else None,
     }
-    if request.htmx and not request.htmx.history_restore_request:
-        return render(request, "campaigns/scene_detail.html#post-list", context)
-    return render(request, "campaigns/scene_detail.html", context)
+    return _page_or_fragment(request, "campaigns/scene_detail.html", "post-list", context)
 
 
 @require_GET
@@ -737,8 +749,7 @@ def campaign_search(request: HtmxHttpRequest, slug: str) -> HttpResponse:
             posts = posts.filter(Q(body__icontains=query) | Q(note__icontains=query)).order_by("-pk")
         results = list(posts[:SEARCH_LIMIT])
     context = {"campaign": campaign, "form": form, "results": results, "limit": SEARCH_LIMIT}
-    template = "campaigns/search.html#search-results" if request.htmx else "campaigns/search.html"
-    return render(request, template, context)
+    return _page_or_fragment(request, "campaigns/search.html", "search-results", context)
 
 
 @login_required

@@ -354,3 +354,12 @@ def test_a_reader_exports_what_members_see(table):
     reader = add_member(table.campaign, Role.READER)
     data = _export(reader, table)
     assert [p["id"] for p in data["scenes"][1]["posts"]] == [table.post.pk]
+
+
+@pytest.mark.parametrize("name", ["campaign-search", "moderation-log"])
+def test_history_restore_requests_get_the_whole_page_and_answers_vary_on_htmx(table, name):
+    client = client_for(table.gm)
+    restore = client.get(_u(name, table), {"q": "puerta"}, headers={**HX, "HX-History-Restore-Request": "true"})
+    assert "<html" in restore.text
+    assert restore["Vary"].split(", ").count("HX-Request") == 1
+    assert "HX-Request" in client.get(_u(name, table), {"q": "puerta"})["Vary"]

@@ -44,6 +44,7 @@ def test_scene_page_htmx_request_gets_the_post_list_without_the_page_chrome(tabl
 def test_scene_page_history_restore_request_gets_the_full_page(table):
     response = client_for(table.player).get(_scene_url(table), headers={**HX, "HX-History-Restore-Request": "true"})
     assert "<html" in response.text
+    assert "HX-Request" in response["Vary"]
 
 
 def test_scene_page_of_a_private_campaign_is_a_404_for_an_outsider(private_table):

@@ -16,6 +16,7 @@ from django.db import transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
+from campaigns import notify
 from rules.hitos_drama import BANK, Transfer, apply_transfers, session_refresh
 from rules.hitos_health import (
     MASS_DAMAGE_DIFFICULTY,
@@ -242,6 +243,13 @@ def sheet_review(*, character: Character, actor, approve: bool, comment: str = "
     )
     kind = SheetEvent.Kind.APPROVED if approve else SheetEvent.Kind.RETURNED
     _log(character, character.campaign, actor, kind, character.name, reason=comment)
+    # The owner hears about the GM's decision (an action on their content).
+    values = {"name": character.name, "comment": comment}
+    if approve:
+        text = _("La dirección ha aprobado tu ficha «%(name)s».") % values
+    else:
+        text = _("La dirección te ha devuelto la ficha «%(name)s»: %(comment)s") % values
+    notify.moderation(character.campaign, character.owner, text)
     return character
 
 

@@ -164,6 +164,9 @@ def test_submit_review_return_and_approve(world):
     assert player.get(_url("sheet-edit", world, sheet.pk)).status_code == 403
     kinds = list(SheetEvent.objects.filter(character=sheet).order_by("id").values_list("kind", flat=True))
     assert kinds == ["submitted", "returned", "submitted", "approved"]
+    texts = list(world.player.notifications.order_by("id").values_list("text", flat=True))
+    assert texts == ["La dirección te ha devuelto la ficha «Inés»: Falta la <b>profesión</b>",
+                     "La dirección ha aprobado tu ficha «Inés»."]
     assert list(Character.objects.filter(campaign=world.campaign).submitted()) == []
 
 

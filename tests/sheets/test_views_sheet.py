@@ -505,3 +505,28 @@ def test_npc_preview_with_htmx(world):
     response = world.client("gm").post(_url("npc-create", world), data, headers={"HX-Request": "true"})
     assert response.status_code == 200 and "6 + 2 ÷ 2 = 7" in response.text and "<html" not in response.text
     assert not Character.objects.filter(name="Perro").exists()
+
+
+def test_gm_edits_an_npc_through_the_same_url(world):
+    npc = Character.objects.create(campaign=world.campaign, owner=world.gm, name="Perro", kind="npc",
+                                   status="approved", drama=0, drama_points=0)
+    page = world.client("gm").get(_url("sheet-edit", world, npc.pk))
+    assert page.status_code == 200 and "Código de daño" in page.text and "Complicaciones" not in page.text
+    data = {"name": "Perro rabioso", "fortaleza": "6", "reflejos": "6", "voluntad": "2", "intelecto": "1",
+            "rd": "0", "damage_code": "mM", "skills-TOTAL_FORMS": "0", "skills-INITIAL_FORMS": "0"}
+    assert world.client("gm").post(_url("sheet-edit", world, npc.pk), data).status_code == 302
+    npc.refresh_from_db()
+    assert (npc.name, npc.damage_code, npc.aguante) == ("Perro rabioso", "mM", 7)
+
+
+def test_a_dying_character_gets_no_periodic_healing_roll(world, fake_rolls):
+    rolls = fake_rolls()
+    world.sheet.health_slashes = 15
+    world.sheet.save()
+    response = world.client("gm").post(
+        _url("meter-update", world, world.sheet.pk, "resistencia"),
+        {"resistencia-action": "healing_roll", "resistencia-rested": "on"},
+    )
+    assert response.status_code == 200
+    assert "El estado Moribundo no se recupera con tiradas periódicas." in response.text
+    assert rolls.calls == []

@@ -235,11 +235,12 @@ def _epoch_ready(log: CampaignLog) -> SeedEpoch:
     return _current_epoch(log)
 
 
-def _advance(log: CampaignLog, entry: RollEntry) -> None:
+def _advance(log: CampaignLog, entry: RollEntry, epoch: SeedEpoch) -> None:
     _move_head(log, entry)
     log.next_index += 1
     log.save(update_fields=["seq", "head_hash", "head_time", "next_index"])
-    _epoch_ready(log)
+    if log.next_index > epoch.length:
+        _epoch_ready(log)
 
 
 # --- Checking what the player sent ---------------------------------------------------
@@ -275,7 +276,11 @@ def _client_seed(client_seed: str | None) -> tuple[str, str]:
 
 def _existing(campaign: Campaign, client_seed: str, user, *, same: Callable[[RollEntry], bool]) -> RollEntry | None:
     """A retry with the same client seed returns the entry it made (idempotency, §3.3)."""
-    entry = RollEntry.objects.filter(campaign=campaign, client_seed=client_seed).first()
+    entry = (
+        RollEntry.objects.filter(campaign=campaign, client_seed=client_seed)
+        .only("pk", "campaign", "user", "kind", "spec", "parent")
+        .first()
+    )
     if entry is None:
         return None
     if entry.user_id != getattr(user, "pk", None) or not same(entry):
@@ -374,7 +379,7 @@ def roll_append(
         extra={"game": read(list(dice))},
     )
     entry = _store(campaign, signed, user=user, character=character, scene=scene, post=post)
-    _advance(log, entry)
+    _advance(log, entry, epoch)
     return entry
 
 
@@ -468,7 +473,7 @@ def reroll_append(
         post=parent.post,
         parent=parent,
     )
-    _advance(log, entry)
+    _advance(log, entry, epoch)
     return entry
 
 

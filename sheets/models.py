@@ -41,7 +41,10 @@ def campaign_options(campaign) -> HitosOptions:
 
 class CharacterQuerySet(models.QuerySet):
     def approved(self):
-        return self.filter(status=Character.Status.APPROVED)
+        """Approved player characters: the ones players post and roll as, and
+        the campaign page lists. NPC stat blocks are the GM's secret and never
+        count (use ``npcs()``)."""
+        return self.filter(status=Character.Status.APPROVED, kind=Character.Kind.PC)
 
     def submitted(self):
         """Sheets waiting for the GM's review (the dashboard's "pending sheets")."""

@@ -530,3 +530,11 @@ def test_a_dying_character_gets_no_periodic_healing_roll(world, fake_rolls):
     assert response.status_code == 200
     assert "El estado Moribundo no se recupera con tiradas periódicas." in response.text
     assert rolls.calls == []
+
+
+def test_npcs_never_show_up_as_approved_characters_on_the_campaign_page(world):
+    Character.objects.create(campaign=world.campaign, owner=world.gm, name="El Innombrable", kind="npc",
+                             status="approved", drama=0, drama_points=0)
+    assert list(Character.objects.filter(campaign=world.campaign).approved()) == [world.sheet]
+    page = world.client("player").get(world.campaign.get_absolute_url())
+    assert "Inés" in page.text and "El Innombrable" not in page.text

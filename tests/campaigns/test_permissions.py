@@ -311,3 +311,30 @@ def test_a_split_party_scene_is_seen_by_the_gms_and_its_chosen_members_only(tabl
         "cogm",
         "gm",
     }
+
+
+def test_a_gm_cannot_reach_another_campaigns_objects_through_their_own_campaign(db):
+    mine, theirs = make_table(Visibility.PUBLIC), make_table(Visibility.PRIVATE)
+    client = Client()
+    client.force_login(mine.gm)
+    slug = mine.campaign.slug
+    requests = [
+        reverse("campaigns:application-decide", args=[slug, theirs.application.pk]),
+        reverse("campaigns:invitation-revoke", args=[slug, theirs.invitation.pk]),
+        reverse("campaigns:member-remove", args=[slug, theirs.membership(theirs.player).pk]),
+        reverse("campaigns:member-role", args=[slug, theirs.membership(theirs.player).pk]),
+        reverse("campaigns:report-resolve", args=[slug, theirs.report.pk]),
+        reverse("campaigns:post-hide", args=[theirs.post.pk]),
+    ]
+    data = {"decision": "accept", "reason": "x", "role": "reader"}
+    assert [client.post(url, data).status_code for url in requests] == [404] * len(requests)
+    assert (
+        client.post(
+            reverse("campaigns:campaign-hand-over", args=[slug]), {"membership": theirs.membership(theirs.player).pk}
+        ).status_code
+        == 404
+    )
+    assert client.get(reverse("campaigns:scene-detail", args=[slug, theirs.scene.pk])).status_code == 404
+    theirs.application.refresh_from_db()
+    theirs.invitation.refresh_from_db()
+    assert (theirs.application.status, theirs.invitation.revoked) == ("pending", False)

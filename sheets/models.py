@@ -171,13 +171,19 @@ class Character(models.Model):
     def entereza(self) -> int:
         return self.scores["entereza"].value
 
+    @staticmethod
+    def _meter(capacity: int, slashes: int, crosses: int) -> Meter:
+        # Marks stored for a bigger meter (characteristics lowered outside the
+        # services, e.g. in the admin) are read as the rules resize them.
+        return Meter(max(capacity, slashes + crosses), slashes, crosses).resized(capacity)
+
     @property
     def health_meter(self) -> Meter:
-        return Meter(self.scores["resistencia"].value, self.health_slashes, self.health_crosses)
+        return self._meter(self.scores["resistencia"].value, self.health_slashes, self.health_crosses)
 
     @property
     def mental_meter(self) -> Meter:
-        return Meter(self.scores["estabilidad"].value, self.mental_slashes, self.mental_crosses)
+        return self._meter(self.scores["estabilidad"].value, self.mental_slashes, self.mental_crosses)
 
     @property
     def health_state(self):

@@ -29,7 +29,6 @@ from rules.hitos_health import (
     take_imbalance,
 )
 from rules.hitos_scores import CULTOS_INNOMBRABLES_BUDGET, creation_warnings
-from rules.meters import Meter
 from sheets.models import CHARACTERISTIC_FIELDS, Aspect, Character, SheetEvent, Skill, Weapon
 
 EXPORT_FORMAT = "hitos-ficha/v1"
@@ -129,16 +128,11 @@ def _sync_rows(character: Character, data: SheetData) -> None:
 
 def _fit_meters(character: Character) -> None:
     """Aguante or Entereza may have changed: marks that no longer fit are dropped
-    (``rules.meters.Meter.resized``)."""
+    (``rules.meters.Meter.resized``, through the character's meter readings)."""
     character.__dict__.pop("scores", None)
-    for prefix, capacity in (
-        ("health", character.scores["resistencia"].value),
-        ("mental", character.scores["estabilidad"].value),
-    ):
-        slashes, crosses = getattr(character, f"{prefix}_slashes"), getattr(character, f"{prefix}_crosses")
-        fitted = Meter(max(capacity, slashes + crosses), slashes, crosses).resized(capacity)
-        setattr(character, f"{prefix}_slashes", fitted.slashes)
-        setattr(character, f"{prefix}_crosses", fitted.crosses)
+    health, mental = character.health_meter, character.mental_meter
+    character.health_slashes, character.health_crosses = health.slashes, health.crosses
+    character.mental_slashes, character.mental_crosses = mental.slashes, mental.crosses
 
 
 def _apply_fields(character: Character, data: SheetData) -> None:

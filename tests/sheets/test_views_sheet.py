@@ -538,3 +538,11 @@ def test_npcs_never_show_up_as_approved_characters_on_the_campaign_page(world):
     assert list(Character.objects.filter(campaign=world.campaign).approved()) == [world.sheet]
     page = world.client("player").get(world.campaign.get_absolute_url())
     assert "Inés" in page.text and "El Innombrable" not in page.text
+
+
+def test_marks_that_no_longer_fit_do_not_break_the_page(world):
+    # Lowered in the admin, outside the services: 20 marks on a 15-box meter.
+    Character.objects.filter(pk=world.sheet.pk).update(health_slashes=12, health_crosses=8)
+    response = world.client("gm").get(world.sheet.get_absolute_url())
+    assert response.status_code == 200
+    assert "Resistencia: 7 barras y 8 aspas en 15 casillas; quedan 0." in response.text

@@ -110,12 +110,14 @@ def can_write_as_npc(access: Access) -> bool:
 
 
 def can_write_as_character(access: Access, character) -> bool:
-    """Only as one's own character, approved, of this campaign."""
+    """Only as one's own approved player character of this campaign (what
+    ``Character.objects.approved()`` offers in the post form)."""
     return (
         character is not None
         and character.owner_id == access.user.pk
         and character.campaign_id == access.campaign.pk
         and character.status == Character.Status.APPROVED
+        and character.kind == Character.Kind.PC
     )
 
 

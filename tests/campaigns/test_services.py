@@ -48,11 +48,12 @@ def test_post_create_refuses_an_npc_voice_to_a_player(table):
         )
 
 
-@pytest.mark.parametrize("case", ["someone_elses", "not_approved", "none"])
+@pytest.mark.parametrize("case", ["someone_elses", "not_approved", "npc_sheet", "none"])
 def test_post_create_refuses_a_character_that_is_not_the_authors_approved_one(table, case):
     character = {
         "someone_elses": lambda: CharacterFactory(campaign=table.campaign, owner=table.other),
         "not_approved": lambda: CharacterFactory(campaign=table.campaign, owner=table.player, status="draft"),
+        "npc_sheet": lambda: CharacterFactory(campaign=table.campaign, owner=table.player, kind="npc"),
         "none": lambda: None,
     }[case]()
     with pytest.raises(PermissionDenied):

@@ -13,7 +13,16 @@ from django.utils.translation import gettext_lazy as _
 
 from campaigns.models import Post
 from rules.hitos_codes import parse_damage_code
-from rules.hitos_scores import SKILL_CATEGORIES, check_characteristic, check_skill_category
+from rules.hitos_options import HitosOptions
+from rules.hitos_scores import (
+    CULTOS_INNOMBRABLES_BUDGET,
+    SKILL_CATEGORIES,
+    Characteristics,
+    check_characteristic,
+    check_skill_category,
+    creation_warnings,
+    derived_scores,
+)
 from sheets.models import CHARACTERISTIC_FIELDS, Aspect, CampaignSheetOptions, Character
 from sheets.services import EXPORT_FORMAT, METER_ACTIONS, NEEDS_AMOUNT, SheetData
 
@@ -493,3 +502,40 @@ def import_form_data(data: dict[str, Any]) -> dict[str, Any]:
         post.update({f"weapons-{i}-name": _text(w.get("name")), f"weapons-{i}-damage_code": _text(w.get("damage_code")),
                      f"weapons-{i}-melee": "1" if w.get("melee", True) else "0", f"weapons-{i}-notes": _text(w.get("notes"))})
     return {k: str(v) if v is not None else "" for k, v in post.items()}
+
+
+def _count(value) -> int:
+    try:
+        return max(0, int(value))
+    except (TypeError, ValueError):
+        return 0
+
+
+def sheet_preview(data, options: HitosOptions) -> dict[str, Any]:
+    """The derived scores and budget warnings of what is typed so far (raw
+    form data, possibly half-typed), for the live preview. The rules do the
+    arithmetic; anything they refuse just leaves that part out."""
+    try:
+        characteristics = Characteristics(*(int(data.get(name, "")) for name in CHARACTERISTIC_FIELDS))
+    except (TypeError, ValueError):
+        return {"scores": None, "warnings": []}
+    skills = []
+    for i in range(min(_count(data.get("skills-TOTAL_FORMS")), 40)):
+        category, value = data.get(f"skills-{i}-category", ""), data.get(f"skills-{i}-value", "").strip()
+        if category and value.isdigit() and not data.get(f"skills-{i}-DELETE"):
+            skills.append((category, int(value)))
+    combate = max((value for category, value in skills if category == "combate"), default=0)
+    scores = derived_scores(characteristics, combate=combate, options=options)
+    try:
+        warnings = creation_warnings(
+            CULTOS_INNOMBRABLES_BUDGET,
+            characteristics=characteristics,
+            skills=skills,
+            hitos=len(_lines(data.get("hitos", ""))),
+            citas=1 if data.get("cita", "").strip() else 0,
+            drama=_count(data.get("drama")),
+            complications=len(_lines(data.get("complications", ""))),
+        )
+    except ValueError:
+        warnings = []
+    return {"scores": scores, "warnings": warnings}

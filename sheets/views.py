@@ -30,7 +30,6 @@ from campaigns.models import Campaign, SceneAspect, System
 from campaigns.models import Scene as CampaignScene
 from campaigns.permissions import Access, campaign_access, can_view_campaign
 from rules.hitos_health import STATE_LABELS, HealthState, MentalState
-from rules.hitos_scores import CULTOS_INNOMBRABLES_BUDGET, Characteristics, creation_warnings, derived_scores
 from sheets import permissions as perms
 from sheets import services
 from sheets.forms import (
@@ -50,6 +49,7 @@ from sheets.forms import (
     WeaponFormSet,
     formset_helper,
     import_form_data,
+    sheet_preview,
     skills_initial,
     weapons_initial,
 )
@@ -172,49 +172,10 @@ def _scene_aspects(access: Access, campaign: Campaign) -> list[SceneAspect]:
     )
 
 
-def _preview(data, campaign) -> dict:
-    """Derived scores and budget warnings from what is typed so far (rules/)."""
-    try:
-        values = [int(data.get(name, "")) for name in CHARACTERISTIC_FIELDS]
-        characteristics = Characteristics(*values)
-    except (TypeError, ValueError):
-        return {"scores": None, "warnings": []}
-    pairs = []
-    for i in range(min(_int(data.get("skills-TOTAL_FORMS")), 40)):
-        if data.get(f"skills-{i}-DELETE"):
-            continue
-        category, value = data.get(f"skills-{i}-category", ""), data.get(f"skills-{i}-value", "")
-        if category and value.strip().isdigit():
-            pairs.append((category, int(value)))
-    combate = max((v for c, v in pairs if c == "combate"), default=0)
-    options = campaign_options(campaign)
-    try:
-        scores = derived_scores(characteristics, combate=combate, options=options)
-        warnings = creation_warnings(
-            CULTOS_INNOMBRABLES_BUDGET,
-            characteristics=characteristics,
-            skills=pairs,
-            hitos=len([h for h in data.get("hitos", "").splitlines() if h.strip()]),
-            citas=1 if data.get("cita", "").strip() else 0,
-            drama=_int(data.get("drama")),
-            complications=len([c for c in data.get("complications", "").splitlines() if c.strip()]),
-        )
-    except ValueError:
-        return {"scores": None, "warnings": []}
-    return {"scores": scores, "warnings": warnings}
-
-
 def _fragment(request: HtmxHttpRequest) -> bool:
     """Whether to answer with a fragment: an htmx request that is not
     restoring history (which needs the whole page)."""
     return bool(request.htmx) and not request.htmx.history_restore_request
-
-
-def _int(value) -> int:
-    try:
-        return max(0, int(value))
-    except (TypeError, ValueError):
-        return 0
 
 
 def _stored_preview(character: Character) -> dict:
@@ -313,11 +274,11 @@ def _sheet_forms(request, campaign, access, *, character=None, creating=False):
 def _render_sheet_form(request, context, form, skills, *, npc=False) -> HttpResponse:
     """The whole form page, or with htmx only the live derived scores (preview)."""
     if request.method == "POST":
-        context["preview"] = _preview(request.POST, context["campaign"])
+        context["preview"] = sheet_preview(request.POST, campaign_options(context["campaign"]))
     elif context.get("character") is not None:
         context["preview"] = _stored_preview(context["character"])
     else:
-        context["preview"] = _preview({k: str(v) for k, v in form.initial.items()}, context["campaign"])
+        context["preview"] = sheet_preview({k: str(v) for k, v in form.initial.items()}, campaign_options(context["campaign"]))
     context["formset_helper"] = formset_helper()
     context["npc"] = npc
     if request.htmx and request.method == "POST":

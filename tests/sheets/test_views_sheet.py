@@ -546,3 +546,11 @@ def test_marks_that_no_longer_fit_do_not_break_the_page(world):
     response = world.client("gm").get(world.sheet.get_absolute_url())
     assert response.status_code == 200
     assert "Resistencia: 7 barras y 8 aspas en 15 casillas; quedan 0." in response.text
+
+
+def test_preview_keeps_the_scores_while_a_skill_row_is_half_typed(world):
+    response = world.client("player").post(
+        _url("sheet-create", world), _sheet_post(**{"skills-1-category": "magia", "preview": "1"}),
+        headers={"HX-Request": "true"},
+    )
+    assert '<span class="derived-value" data-score="aguante">7</span>' in response.text

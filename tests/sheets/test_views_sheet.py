@@ -554,3 +554,14 @@ def test_preview_keeps_the_scores_while_a_skill_row_is_half_typed(world):
         headers={"HX-Request": "true"},
     )
     assert '<span class="derived-value" data-score="aguante">7</span>' in response.text
+
+
+def test_when_the_campaign_forbids_it_the_owner_cannot_change_the_description_after_approval(world):
+    world.client("gm").post(_url("sheet-options", world), {"visibility": "members"})  # box left unticked
+    page = world.client("player").get(world.sheet.get_absolute_url())
+    assert 'name="private_notes"' in page.text and 'name="public_description"' not in page.text
+    world.client("player").post(
+        _url("sheet-notes", world, world.sheet.pk), {"private_notes": "Nota", "public_description": "Cambiada"}
+    )
+    world.sheet.refresh_from_db()
+    assert world.sheet.private_notes == "Nota" and world.sheet.public_description == ""

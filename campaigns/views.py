@@ -6,6 +6,8 @@ get 404 for anything private, members without the right get 403.
 
 from __future__ import annotations
 
+from copy import copy
+
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied, ValidationError
@@ -249,7 +251,11 @@ def campaign_detail(request: HtmxHttpRequest, slug: str) -> HttpResponse:
 @require_http_methods(["GET", "POST"])
 def campaign_edit(request: HtmxHttpRequest, slug: str) -> HttpResponse:
     campaign, access = _campaign_for(request, slug, manage=True)
-    form = CampaignForm(request.POST if request.method == "POST" else None, instance=campaign, submit_label=_("Guardar"))
+    # The form writes what it validates on its instance: give it a copy, so a
+    # refused edit does not show up in the page's title and links.
+    form = CampaignForm(
+        request.POST if request.method == "POST" else None, instance=copy(campaign), submit_label=_("Guardar")
+    )
     if request.method == "POST" and form.is_valid():
         services.campaign_update(campaign=campaign, **form.cleaned_data)
         messages.success(request, _("Partida guardada."))
@@ -499,7 +505,9 @@ def scene_create(request: HtmxHttpRequest, slug: str) -> HttpResponse:
 @require_http_methods(["GET", "POST"])
 def scene_edit(request: HtmxHttpRequest, slug: str, scene_id: int) -> HttpResponse:
     scene, access = _scene_for(request, slug, scene_id, manage=True)
-    form = SceneForm(request.POST if request.method == "POST" else None, instance=scene, members=_members(scene.campaign))
+    form = SceneForm(
+        request.POST if request.method == "POST" else None, instance=copy(scene), members=_members(scene.campaign)
+    )
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
         services.scene_update(scene=scene, actor=request.user, **{k: data[k] for k in ("title", "description", "everyone", "participants", "aspects", "status", "position")})

@@ -363,3 +363,17 @@ def test_history_restore_requests_get_the_whole_page_and_answers_vary_on_htmx(ta
     assert "<html" in restore.text
     assert restore["Vary"].split(", ").count("HX-Request") == 1
     assert "HX-Request" in client.get(_u(name, table), {"q": "puerta"})["Vary"]
+
+
+def test_a_refused_campaign_edit_leaves_the_page_title_alone(table):
+    response = client_for(table.gm).post(
+        _u("campaign-edit", table),
+        {"title": "x" * 121, "system": "hitos", "visibility": "public", "status": "recruiting"},
+    )
+    assert response.status_code == 200
+    assert response.context["form"].errors["title"] == [
+        "Asegúrese de que este valor tenga menos de 120 caracteres (tiene 121)."
+    ]
+    assert response.context["campaign"].title == "La mansión"
+    table.campaign.refresh_from_db()
+    assert table.campaign.title == "La mansión"

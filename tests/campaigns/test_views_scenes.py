@@ -387,3 +387,13 @@ def test_player_cannot_edit_a_scene_and_outsider_gets_404(table, private_table):
     assert client_for(table.player).get(_scene_url(table, "scene-edit")).status_code == 403
     assert client_for(private_table.outsider).get(_scene_url(private_table, "scene-edit")).status_code == 404
     assert client_for(table.gm).delete(_scene_url(table, "scene-edit")).status_code == 405
+
+
+def test_a_refused_scene_edit_leaves_the_page_title_alone(table):
+    response = client_for(table.gm).post(
+        _scene_url(table, "scene-edit"), {"title": "", "status": "open", "everyone": "on", "position": 1}
+    )
+    assert response.status_code == 200
+    assert response.context["form"].errors["title"] == ["Este campo es obligatorio."]
+    assert response.context["scene"].title == "El vestíbulo"
+    assert "← El vestíbulo" in response.text

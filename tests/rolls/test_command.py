@@ -96,3 +96,22 @@ def test_a_deleted_entry_leaves_a_gap_that_is_named(table, tampering):
     lines = out.getvalue().splitlines()
     assert f"    FAIL entrada #3 ({after.permalink}) [seq_gap]: Faltan entradas: seq 2." in lines
     assert f"    FAIL entrada #3 ({after.permalink}) [prev_mismatch]: prev no es el hash de la entrada anterior." in lines
+
+
+def test_the_demo_rolls_verify_and_include_a_reroll_chain(table):
+    from rolls.demo import rolls_demo_load
+    from rolls.models import RollEntry
+    from sheets.models import Character
+
+    tomas = Character.objects.create(campaign=table.campaign, owner=table.other, name="Tomás", status="approved")
+    args = {"campaign": table.campaign, "players": (table.player, table.other),
+            "characters": (table.character, tomas), "scene": table.scene}
+    rolls_demo_load(**args)
+    rolls_demo_load(**args)  # idempotent
+    entries = RollEntry.objects.filter(campaign=table.campaign).rolls().order_by("seq")
+    assert [(e.kind, e.entry["game"]["system"]) for e in entries] == [
+        ("roll", "hitos"), ("reroll", "hitos"), ("roll", "hitos"), ("roll", "free")
+    ]
+    assert entries[1].parent == entries[0]
+    assert entries[1].entry["game"]["reading"] == "positive"
+    assert _run("--campaign", table.campaign.slug) == f"OK  {table.campaign.slug}: 5 entradas verificadas\n"

@@ -13,6 +13,7 @@ from campaigns import services
 from campaigns.models import Campaign, CampaignStatus, Membership, Post, Role, System, Visibility
 from campaigns.permissions import campaign_access
 from rolls.demo import rolls_demo_load
+from sheets.demo import sheets_demo_load
 from sheets.models import Character
 
 DEMO_PASSWORD = "demo-hitos-2026"
@@ -132,6 +133,7 @@ def demo_load() -> tuple[list[tuple[DemoUser, bool]], Campaign]:
             owner=player,
             defaults={"name": demo.character, "status": Character.Status.APPROVED},
         )
+    sheets_demo_load(campaign)
     if not Post.objects.filter(scene__campaign=campaign).exists():
         _story(campaign, gm, accounts["ana"], accounts["bruno"])
     players = (accounts["ana"], accounts["bruno"])

@@ -469,6 +469,7 @@ class Notification(models.Model):
         ADDRESSED = "addressed", _("Mensaje para ti")
         APPLICATION = "application", _("Solicitud")
         MODERATION = "moderation", _("Moderación")
+        SHEET = "sheet", _("Ficha")
 
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="notifications")
     campaign = models.ForeignKey(Campaign, null=True, blank=True, on_delete=models.CASCADE, related_name="+")

@@ -207,6 +207,38 @@ def moderation(campaign: Campaign, user, text: str, post: Post | None = None) ->
     )
 
 
+def sheet_submitted(character) -> list[Notification]:
+    """Tell the GM and co-GMs that a sheet waits for their review."""
+    campaign = character.campaign
+    users = User.objects.filter(pk__in=_gm_ids(campaign), is_active=True).order_by("pk")
+
+    def text() -> str:
+        return _("%(user)s ha enviado la ficha «%(name)s» para que la revises.") % {
+            "user": character.owner.public_name,
+            "name": character.name,
+        }
+
+    return _notify_each(users, campaign=campaign, kind=Notification.Kind.SHEET, url=character.get_absolute_url(), text=text)
+
+
+def sheet_reviewed(character, *, approved: bool, comment: str) -> list[Notification]:
+    """Tell the owner that the GM approved or returned their sheet."""
+    values = {"name": character.name, "comment": comment}
+
+    def text() -> str:
+        if approved:
+            return _("La dirección ha aprobado tu ficha «%(name)s».") % values
+        return _("La dirección te ha devuelto la ficha «%(name)s»: %(comment)s") % values
+
+    return _notify_each(
+        [character.owner],
+        campaign=character.campaign,
+        kind=Notification.Kind.SHEET,
+        url=character.get_absolute_url(),
+        text=text,
+    )
+
+
 def _notify_each(users: Iterable, *, campaign: Campaign, kind: str, url: str, text, post: Post | None = None):
     notifications = []
     for user in users:

@@ -211,6 +211,7 @@ def sheet_submit(*, character: Character, actor) -> Character:
     character.submitted_at = timezone.now()
     character.save(update_fields=["status", "submitted_at", "updated_at"])
     _log(character, character.campaign, actor, SheetEvent.Kind.SUBMITTED, character.name)
+    notify.sheet_submitted(character)
     return character
 
 
@@ -238,12 +239,7 @@ def sheet_review(*, character: Character, actor, approve: bool, comment: str = "
     kind = SheetEvent.Kind.APPROVED if approve else SheetEvent.Kind.RETURNED
     _log(character, character.campaign, actor, kind, character.name, reason=comment)
     # The owner hears about the GM's decision (an action on their content).
-    values = {"name": character.name, "comment": comment}
-    if approve:
-        text = _("La dirección ha aprobado tu ficha «%(name)s».") % values
-    else:
-        text = _("La dirección te ha devuelto la ficha «%(name)s»: %(comment)s") % values
-    notify.moderation(character.campaign, character.owner, text)
+    notify.sheet_reviewed(character, approved=approve, comment=comment)
     return character
 
 

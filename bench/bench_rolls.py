@@ -165,7 +165,8 @@ def main() -> None:
     setup_django()
     from django.db import connection
 
-    print(f"PostgreSQL {connection.cursor().connection.info.server_version}, Python {sys.version.split()[0]}")
+    print(f"PostgreSQL {connection.cursor().connection.info.server_version}, Python {sys.version.split()[0]}, "
+          f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f} at start")
     rates = {}
     export_campaign = None
     for clients in (1, 4, 16):
@@ -177,6 +178,7 @@ def main() -> None:
             export_campaign = campaign
         print(f"appends/s with {clients:2d} client(s): {rate:8.1f}  ({appends} appends to one campaign's log)")
     count, in_process, command = verify_export(export_campaign)
+    print(f"load average {os.getloadavg()[0]:.1f} at the end (other processes slow every figure down)")
     print(f"verify a {count}-entry export: {in_process:6.2f} s in process, {command:6.2f} s as python -m rolls.verify_log")
     ok = rates[1] >= APPEND_TARGET and in_process < VERIFY_TARGET_S and command < VERIFY_TARGET_S
     print(f"targets (≥ {APPEND_TARGET:.0f} appends/s with one client; export verified < {VERIFY_TARGET_S:.0f} s): "

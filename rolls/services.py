@@ -9,6 +9,7 @@ together.
 
 from __future__ import annotations
 
+import functools
 import re
 import threading
 from collections import OrderedDict
@@ -81,7 +82,7 @@ def _checkpoints(root: bytes, length: int, step: int) -> list[bytes]:
     return points
 
 
-def _seed_for(epoch: SeedEpoch, index: int) -> bytes:
+def _seed_for(epoch: SeedEpoch | _Epoch, index: int) -> bytes:
     """x_index of ``epoch``, from the in-memory checkpoints (built on first use)."""
     key = (epoch.campaign_id, epoch.epoch, epoch.anchor)
     with _chain_lock:
@@ -89,7 +90,6 @@ def _seed_for(epoch: SeedEpoch, index: int) -> bytes:
         if cached is not None:
             _chain_cache.move_to_end(key)
     if cached is None:
-        # Deferred when the epoch came from the append's raw query: loaded here, once.
         root = _keys().fernet.decrypt(bytes(epoch.root_encrypted))
         points = _checkpoints(root, epoch.length, CHECKPOINT_STEP)
         if points[0].hex() != epoch.anchor:
@@ -128,8 +128,9 @@ def _now_text(last: str = "") -> str:
 
 
 def _store(campaign: Campaign, signed: rollog.SignedEntry, **links: Any) -> RollEntry:
+    """Insert the signed entry with its indexed copies (the only write entries ever get)."""
     entry = signed.entry
-    return RollEntry.objects.create(
+    row = RollEntry(
         campaign=campaign,
         seq=entry["seq"],
         kind=entry["kind"],
@@ -147,6 +148,25 @@ def _store(campaign: Campaign, signed: rollog.SignedEntry, **links: Any) -> Roll
         time=entry["time"],
         **links,
     )
+    # The INSERT the ORM would build, without building it each time (see
+    # _lock_head): each field prepares its own value for this database.
+    fields = [f for f in RollEntry._meta.concrete_fields if not f.primary_key]
+    values = [f.get_db_prep_save(f.pre_save(row, True), connection) for f in fields]
+    with connection.cursor() as cursor:
+        cursor.execute(_insert_sql(), values)
+        row.pk = cursor.fetchone()[0]
+    row._state.adding = False
+    row._state.db = connection.alias
+    return row
+
+
+@functools.cache
+def _insert_sql() -> str:
+    fields = [f for f in RollEntry._meta.concrete_fields if not f.primary_key]
+    quote = connection.ops.quote_name
+    columns = ", ".join(quote(f.column) for f in fields)
+    marks = ", ".join(["%s"] * len(fields))
+    return f"INSERT INTO {quote(RollEntry._meta.db_table)} ({columns}) VALUES ({marks}) RETURNING {quote('id')}"
 
 
 def _open_epoch(campaign: Campaign, *, log_id: str, epoch: int, seq: int, prev: str, time: str) -> RollEntry:
@@ -189,59 +209,108 @@ def log_open(*, campaign: Campaign) -> CampaignLog:
     )
 
 
-# The append path runs two small hand-written queries instead of four ORM ones:
-# building SQL costs more than running it, and every append waits for the
-# previous one's commit (the head row lock), so this time bounds appends/s.
+# The append path: the head row is locked, one query reads what the slot
+# needs, the entry is inserted and the head moved. Every append waits for the
+# previous one's commit (the row lock), so the time spent holding the lock
+# bounds appends per second; building ORM queries costs more than running
+# these, hence the few hand-written statements below (bench/bench_rolls.py).
 
 
-def _lock_head(campaign: Campaign) -> CampaignLog:
+@dataclass
+class _Head:
+    """The campaign's locked head row (rolls.CampaignLog), as plain values."""
+
+    campaign: Campaign
+    log_id: str
+    seq: int
+    head_hash: str
+    head_time: str
+    epoch: int
+    next_index: int
+
+    @property
+    def campaign_id(self) -> int:
+        return self.campaign.pk
+
+    def save(self, *, epoch: bool = False) -> None:
+        columns = ["seq", "head_hash", "head_time", "next_index"] + (["epoch"] if epoch else [])
+        values = [getattr(self, c) for c in columns]
+        assignments = ", ".join(f"{c} = %s" for c in columns)
+        with connection.cursor() as cursor:
+            cursor.execute(
+                f"UPDATE {CampaignLog._meta.db_table} SET {assignments} WHERE campaign_id = %s",
+                [*values, self.campaign_id],
+            )
+
+
+@dataclass(frozen=True)
+class _Epoch:
+    """A rolls.SeedEpoch without its encrypted root (read only when the chain cache misses)."""
+
+    pk: int
+    campaign_id: int
+    epoch: int
+    anchor: str
+    length: int
+    opened_seq: int
+
+    @property
+    def root_encrypted(self) -> bytes:
+        return SeedEpoch.objects.filter(pk=self.pk).values_list("root_encrypted", flat=True).get()
+
+
+@dataclass(frozen=True)
+class _Slot:
+    epoch: _Epoch
+    retry_id: int | None  # the entry already made with this client seed
+    seen_seq: int | None  # the seq of the entry named by `seen`
+
+
+def _lock_head(campaign: Campaign) -> _Head:
     """The campaign's head row, locked until the transaction ends (opened if missing)."""
-    table = CampaignLog._meta.db_table
-    sql = f"SELECT campaign_id, log_id, seq, head_hash, head_time, epoch, next_index FROM {table} WHERE campaign_id = %s"
+    sql = (
+        f"SELECT log_id, seq, head_hash, head_time, epoch, next_index FROM {CampaignLog._meta.db_table}"
+        " WHERE campaign_id = %s"
+    )
     if connection.features.has_select_for_update:
         sql += " FOR UPDATE"
-    rows = list(CampaignLog.objects.raw(sql, [campaign.pk]))
-    if not rows:
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [campaign.pk])
+        row = cursor.fetchone()
+    if row is None:
         try:
             with transaction.atomic():
                 log_open(campaign=campaign)
         except IntegrityError:
             pass  # Another request opened it first.
-        rows = list(CampaignLog.objects.raw(sql, [campaign.pk]))
-    log = rows[0]
-    log.campaign = campaign
-    return log
+        with connection.cursor() as cursor:
+            cursor.execute(sql, [campaign.pk])
+            row = cursor.fetchone()
+    return _Head(campaign, *row)
 
 
-@dataclass(frozen=True)
-class _Slot:
-    """What the locked head needs to know, read in one query after the lock."""
-
-    epoch: SeedEpoch  # root_encrypted deferred
-    retry_id: int | None  # the entry already made with this client seed
-    seen_seq: int | None  # the seq of the entry named by `seen`
-
-
-def _slot_context(log: CampaignLog, client_seed: str | None, seen: str | None) -> _Slot:
-    # A separate statement from the lock: under READ COMMITTED it sees every
-    # entry committed while this request waited for the lock.
+def _slot_context(log: _Head, client_seed: str | None, seen: str | None) -> _Slot:
+    # A statement of its own, after the lock: under READ COMMITTED it sees
+    # every entry committed while this request waited for the lock.
     entries = RollEntry._meta.db_table
     sql = (
         "SELECT id, campaign_id, epoch, anchor, length, opened_seq,"
-        f" (SELECT r.id FROM {entries} r WHERE r.campaign_id = %s AND r.client_seed = %s) AS retry_id,"
-        f" (SELECT s.seq FROM {entries} s WHERE s.campaign_id = %s AND s.entry_hash = %s) AS seen_seq"
+        f" (SELECT r.id FROM {entries} r WHERE r.campaign_id = %s AND r.client_seed = %s),"
+        f" (SELECT s.seq FROM {entries} s WHERE s.campaign_id = %s AND s.entry_hash = %s)"
         f" FROM {SeedEpoch._meta.db_table} WHERE campaign_id = %s AND epoch = %s"
     )
     cid = log.campaign_id
-    epoch = list(SeedEpoch.objects.raw(sql, [cid, client_seed, cid, seen, cid, log.epoch]))[0]
-    return _Slot(epoch, epoch.retry_id, epoch.seen_seq)
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [cid, client_seed, cid, seen, cid, log.epoch])
+        *epoch, retry_id, seen_seq = cursor.fetchone()
+    return _Slot(_Epoch(*epoch), retry_id, seen_seq)
 
 
-def _move_head(log: CampaignLog, entry: RollEntry) -> None:
+def _move_head(log: _Head, entry: RollEntry) -> None:
     log.seq, log.head_hash, log.head_time = entry.seq, entry.entry_hash, entry.time
 
 
-def _open_next_epoch(log: CampaignLog) -> None:
+def _open_next_epoch(log: _Head) -> None:
     """The next epoch opens as soon as this one is used up.
 
     Opening it right after the last slot (not lazily, inside the next roll)
@@ -260,10 +329,10 @@ def _open_next_epoch(log: CampaignLog) -> None:
     _move_head(log, entry)
     log.epoch += 1
     log.next_index = 1
-    log.save(update_fields=["seq", "head_hash", "head_time", "epoch", "next_index"])
+    log.save(epoch=True)
 
 
-def _take_slot(log: CampaignLog, client_seed: str | None, seen: str | None) -> _Slot:
+def _take_slot(log: _Head, client_seed: str | None, seen: str | None) -> _Slot:
     slot = _slot_context(log, client_seed, seen)
     if log.next_index > slot.epoch.length:
         # Only a log left with a used-up epoch (say, by an older version) gets here.
@@ -272,10 +341,10 @@ def _take_slot(log: CampaignLog, client_seed: str | None, seen: str | None) -> _
     return slot
 
 
-def _advance(log: CampaignLog, entry: RollEntry, epoch: SeedEpoch) -> None:
+def _advance(log: _Head, entry: RollEntry, epoch: _Epoch) -> None:
     _move_head(log, entry)
     log.next_index += 1
-    log.save(update_fields=["seq", "head_hash", "head_time", "next_index"])
+    log.save()
     if log.next_index > epoch.length:
         _open_next_epoch(log)
 
@@ -283,7 +352,7 @@ def _advance(log: CampaignLog, entry: RollEntry, epoch: SeedEpoch) -> None:
 # --- Checking what the player sent ---------------------------------------------------
 
 
-def _check_seen(log: CampaignLog, slot: _Slot, seen: str | None) -> str:
+def _check_seen(log: _Head, slot: _Slot, seen: str | None) -> str:
     """``seen`` must name an entry at or after the current epoch_open (§3.3)."""
     if not seen:
         return log.head_hash
@@ -519,6 +588,7 @@ def hitos_reader(
     difficulty_hidden: bool = False,
     breakdown: Sequence[tuple[str, int]] = (),
     reading: hitos.Reading = hitos.Reading.NORMAL,
+    options: HitosOptions | None = None,
 ) -> Reader:
     """Signed game fields of a HITOS check: what was rolled, the modifier
     breakdown, the difficulty (or that it is hidden) and the reading.
@@ -526,7 +596,8 @@ def hitos_reader(
     A hidden difficulty is not written into the entry, which anyone holding
     the permalink can read; only whether the check succeeded is.
     """
-    options = campaign_options(campaign)
+    if options is None:
+        options = campaign_options(campaign)
 
     def read(dice: list[int]) -> dict[str, Any]:
         result = hitos.check(hitos.HitosRoll(tuple(dice), reading), modifier, difficulty or 0, options)
@@ -578,8 +649,10 @@ def hitos_check_roll(
 
     ``what`` is what was rolled ("Reflejos + Sigilo"); it defaults to ``purpose``.
     """
+    options = campaign_options(campaign)
     read = hitos_reader(
         campaign=campaign,
+        options=options,
         what=purpose if what is None else what,
         modifier=modifier,
         difficulty=difficulty,
@@ -599,7 +672,7 @@ def hitos_check_roll(
         seen=seen,
     )
     dice = tuple(entry.entry["dice"])
-    result = hitos.check(hitos.HitosRoll(dice), modifier, difficulty or 0, campaign_options(campaign))
+    result = hitos.check(hitos.HitosRoll(dice), modifier, difficulty or 0, options)
     return entry, result
 
 

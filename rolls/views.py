@@ -22,7 +22,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils.translation import gettext as _
 from django.views.decorators.clickjacking import xframe_options_exempt
-from django.views.decorators.http import require_GET, require_http_methods
+from django.views.decorators.http import require_http_methods, require_safe
 
 from campaigns import permissions as perms
 from campaigns.models import Campaign, Post, Scene
@@ -133,7 +133,7 @@ def _proof(bundle: dict) -> tuple[verify_roll.RollProof | None, str | None]:
         return None, repr(exc)
 
 
-@require_GET
+@require_safe
 def roll_permalink(request: HttpRequest, permalink: str) -> HttpResponse:
     entry = _entry_for(permalink)
     bundle = _bundle(entry)
@@ -178,7 +178,7 @@ def roll_permalink(request: HttpRequest, permalink: str) -> HttpResponse:
     return render(request, "rolls/roll_detail.html", context)
 
 
-@require_GET
+@require_safe
 def roll_json(request: HttpRequest, permalink: str) -> HttpResponse:
     entry = _entry_for(permalink)
     response = _json(_bundle(entry))
@@ -187,7 +187,7 @@ def roll_json(request: HttpRequest, permalink: str) -> HttpResponse:
     return response
 
 
-@require_GET
+@require_safe
 @xframe_options_exempt
 def roll_badge(request: HttpRequest, permalink: str) -> HttpResponse:
     """A small SVG of the result, to paste into other forums."""
@@ -205,7 +205,7 @@ def roll_badge(request: HttpRequest, permalink: str) -> HttpResponse:
     return response
 
 
-@require_GET
+@require_safe
 def rollog_keys(request: HttpRequest) -> HttpResponse:
     keys = settings.ROLLOG_KEYS
     document = {
@@ -225,13 +225,13 @@ def rollog_keys(request: HttpRequest) -> HttpResponse:
     return response
 
 
-@require_GET
+@require_safe
 def verifier_download(request: HttpRequest) -> FileResponse:
     path = Path(verify_roll.__file__)
     return FileResponse(path.open("rb"), as_attachment=True, filename="verify_roll.py", content_type="text/x-python")
 
 
-@require_GET
+@require_safe
 def log_export(request: HttpRequest, slug: str) -> HttpResponse:
     """The campaign's log for the L2 audit: members, or everyone for public campaigns.
 

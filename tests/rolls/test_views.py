@@ -267,9 +267,11 @@ def test_an_epoch_opening_has_no_roll_page(table):
 
 
 @pytest.mark.parametrize("suffix", ["/", ".json", ".svg"])
-def test_roll_addresses_answer_only_get(table, suffix):
+def test_roll_addresses_answer_only_get_and_head(table, suffix):
     entry = roll(table)
-    assert client_for(table.player).post(f"/r/{entry.permalink}{suffix}").status_code == 405
+    client = client_for(table.player)
+    assert client.post(f"/r/{entry.permalink}{suffix}").status_code == 405
+    assert client.head(f"/r/{entry.permalink}{suffix}").status_code == 200
 
 
 # --- JSON bundle and badge ----------------------------------------------------------------

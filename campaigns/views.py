@@ -242,6 +242,7 @@ def campaign_detail(request: HtmxHttpRequest, slug: str) -> HttpResponse:
             "pending_application": pending_application,
             "can_manage": perms.can_manage(access),
             "can_leave": perms.can_leave(access),
+            "can_roll": access.is_gm or access.is_player,
             "unread_total": sum(unread_by_scene.values()),
         },
     )
@@ -445,6 +446,7 @@ def dashboard(request: HtmxHttpRequest, slug: str) -> HttpResponse:
         "reports": PostReport.objects.filter(post__scene__campaign=campaign, resolved_at__isnull=True).select_related("post__author", "post__scene", "reporter"),
         "invitations": Invitation.objects.filter(campaign=campaign, revoked=False, expires_at__gt=timezone.now()),
         "memberships": Membership.objects.active().filter(campaign=campaign).select_related("user"),
+        "pending_sheets": Character.objects.filter(campaign=campaign).submitted().select_related("owner", "campaign"),
         "invitation_form": InvitationForm(),
         "roles": Role.choices,
     }

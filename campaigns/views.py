@@ -541,11 +541,10 @@ def _post_form(access: Access, scene: Scene, data=None, initial=None) -> PostFor
     )
 
 
-@require_GET
-def scene_detail(request: HtmxHttpRequest, slug: str, scene_id: int) -> HttpResponse:
-    scene, access = _scene_for(request, slug, scene_id)
+def _scene_context(request: HttpRequest, access: Access, scene: Scene, *, page, form) -> dict:
+    """What the scene page shows: one page of posts, read markers, the form."""
     posts = _scene_posts(access, scene)
-    page_obj = Paginator(posts, POSTS_PER_PAGE).get_page(request.GET.get("pagina"))
+    page_obj = Paginator(posts, POSTS_PER_PAGE).get_page(page)
     page_posts = list(page_obj.object_list)
     _decorate_posts(page_posts, access, scene)
     last_read = 0
@@ -555,10 +554,7 @@ def scene_detail(request: HtmxHttpRequest, slug: str, scene_id: int) -> HttpResp
         first_unread = posts.filter(pk__gt=last_read).exclude(author=request.user).values_list("pk", flat=True).first()
         if page_posts:
             services.scene_mark_read(user=request.user, scene=scene, last_post_id=page_posts[-1].pk)
-    latest = page_posts[-1].pk if page_posts else 0
-    quote_id = request.GET.get("cita", "")
-    can_post = access.user.is_authenticated and perms.can_post_in_scene(access, scene)
-    context = {
+    return {
         "campaign": scene.campaign,
         "scene": scene,
         "access": access,
@@ -567,11 +563,21 @@ def scene_detail(request: HtmxHttpRequest, slug: str, scene_id: int) -> HttpResp
         "posts": page_posts,
         "last_read": last_read,
         "first_unread": first_unread,
-        "latest_id": latest,
-        "can_post": can_post,
+        "latest_id": page_posts[-1].pk if page_posts else 0,
+        "can_post": form is not None,
         "can_manage": perms.can_manage(access),
-        "form": _post_form(access, scene, initial={"quote_of": quote_id} if quote_id.isdigit() else None) if can_post else None,
+        "form": form,
     }
+
+
+@require_GET
+def scene_detail(request: HtmxHttpRequest, slug: str, scene_id: int) -> HttpResponse:
+    scene, access = _scene_for(request, slug, scene_id)
+    form = None
+    if access.user.is_authenticated and perms.can_post_in_scene(access, scene):
+        quote_id = request.GET.get("cita", "")
+        form = _post_form(access, scene, initial={"quote_of": quote_id} if quote_id.isdigit() else None)
+    context = _scene_context(request, access, scene, page=request.GET.get("pagina"), form=form)
     return _page_or_fragment(request, "campaigns/scene_detail.html", "post-list", context)
 
 
@@ -627,23 +633,8 @@ def post_create(request: HtmxHttpRequest, slug: str, scene_id: int) -> HttpRespo
         if request.htmx:
             return HttpResponseClientRedirect(post.get_absolute_url())
         return redirect(post.get_absolute_url())
-    # Nothing typed is lost: the page comes back with the form and its errors.
-    posts = _scene_posts(access, scene)
-    page_obj = Paginator(posts, POSTS_PER_PAGE).get_page(10**9)
-    page_posts = list(page_obj.object_list)
-    _decorate_posts(page_posts, access, scene)
-    context = {
-        "campaign": scene.campaign,
-        "scene": scene,
-        "access": access,
-        "aspects": list(scene.aspects.all()),
-        "page_obj": page_obj,
-        "posts": page_posts,
-        "latest_id": page_posts[-1].pk if page_posts else 0,
-        "can_post": True,
-        "can_manage": perms.can_manage(access),
-        "form": form,
-    }
+    # Nothing typed is lost: the last page comes back with the form and its errors.
+    context = _scene_context(request, access, scene, page="last", form=form)
     if request.htmx:
         # htmx does not swap error responses: answer 200 and point the swap at the form.
         response = render(request, "campaigns/scene_detail.html#post-form", context)

@@ -127,8 +127,12 @@ def _now_text(last: str = "") -> str:
     return max(rollog.format_time(timezone.now()), last)
 
 
-def _store(campaign: Campaign, signed: rollog.SignedEntry, **links: Any) -> RollEntry:
-    """Insert the signed entry with its indexed copies (the only write entries ever get)."""
+def _store(campaign: Campaign, signed: rollog.SignedEntry, *, head: _Head | None = None, **links: Any) -> RollEntry:
+    """Insert the signed entry with its indexed copies (the only write entries ever get).
+
+    With ``head`` (the locked head of an append) the head moves to this entry
+    and its next slot in the same round trip to the database.
+    """
     entry = signed.entry
     row = RollEntry(
         campaign=campaign,
@@ -149,15 +153,48 @@ def _store(campaign: Campaign, signed: rollog.SignedEntry, **links: Any) -> Roll
         **links,
     )
     # The INSERT the ORM would build, without building it each time (see
-    # _lock_head): each field prepares its own value for this database.
+    # _Head): each field prepares its own value for this database.
     fields = [f for f in RollEntry._meta.concrete_fields if not f.primary_key]
     values = [f.get_db_prep_save(f.pre_save(row, True), connection) for f in fields]
+    statements = [(_insert_sql(), values)]
+    if head is not None:
+        head.seq, head.head_hash, head.head_time = row.seq, row.entry_hash, row.time
+        head.next_index += 1
+        statements.append(head.update_statement())
     with connection.cursor() as cursor:
-        cursor.execute(_insert_sql(), values)
-        row.pk = cursor.fetchone()[0]
+        row.pk = _execute(cursor, statements)[0][0][0]
     row._state.adding = False
     row._state.db = connection.alias
     return row
+
+
+def _batched() -> bool:
+    """Several statements per round trip: PostgreSQL with client-side binding (Django's default)."""
+    if connection.vendor != "postgresql":
+        return False
+    from django.db.backends.postgresql.psycopg_any import is_psycopg3
+
+    return is_psycopg3 and connection.settings_dict.get("OPTIONS", {}).get("server_side_binding") is not True
+
+
+def _execute(cursor, statements: list[tuple[str, list]]) -> list[list[tuple]]:
+    """Run the statements in order and return each one's rows.
+
+    On PostgreSQL they go in one round trip. Each still runs as a statement of
+    its own, with its own snapshot under READ COMMITTED, as when sent apart.
+    """
+    results: list[list[tuple]] = []
+    if _batched():
+        cursor.execute("; ".join(sql for sql, _ in statements), [p for _, params in statements for p in params])
+        for n in range(len(statements)):
+            if n:
+                cursor.nextset()
+            results.append(cursor.fetchall() if cursor.description else [])
+        return results
+    for sql, params in statements:
+        cursor.execute(sql, params)
+        results.append(cursor.fetchall() if cursor.description else [])
+    return results
 
 
 @functools.cache
@@ -232,15 +269,17 @@ class _Head:
     def campaign_id(self) -> int:
         return self.campaign.pk
 
-    def save(self, *, epoch: bool = False) -> None:
+    def update_statement(self, *, epoch: bool = False) -> tuple[str, list]:
         columns = ["seq", "head_hash", "head_time", "next_index"] + (["epoch"] if epoch else [])
-        values = [getattr(self, c) for c in columns]
         assignments = ", ".join(f"{c} = %s" for c in columns)
+        return (
+            f"UPDATE {CampaignLog._meta.db_table} SET {assignments} WHERE campaign_id = %s",
+            [*(getattr(self, c) for c in columns), self.campaign_id],
+        )
+
+    def save(self, *, epoch: bool = False) -> None:
         with connection.cursor() as cursor:
-            cursor.execute(
-                f"UPDATE {CampaignLog._meta.db_table} SET {assignments} WHERE campaign_id = %s",
-                [*values, self.campaign_id],
-            )
+            cursor.execute(*self.update_statement(epoch=epoch))
 
 
 @dataclass(frozen=True)
@@ -266,44 +305,47 @@ class _Slot:
     seen_seq: int | None  # the seq of the entry named by `seen`
 
 
-def _lock_head(campaign: Campaign) -> _Head:
-    """The campaign's head row, locked until the transaction ends (opened if missing)."""
+def _head_statement(campaign: Campaign) -> tuple[str, list]:
     sql = (
         f"SELECT log_id, seq, head_hash, head_time, epoch, next_index FROM {CampaignLog._meta.db_table}"
         " WHERE campaign_id = %s"
     )
     if connection.features.has_select_for_update:
         sql += " FOR UPDATE"
+    return sql, [campaign.pk]
+
+
+def _slot_statement(campaign_id: int, client_seed: str | None, seen: str | None) -> tuple[str, list]:
+    # After the lock, as a statement of its own: under READ COMMITTED it sees
+    # the head as the previous holder left it and every entry committed while
+    # this request waited for the lock.
+    entries, log = RollEntry._meta.db_table, CampaignLog._meta.db_table
+    sql = (
+        "SELECT id, campaign_id, epoch, anchor, length, opened_seq,"
+        f" (SELECT r.id FROM {entries} r WHERE r.campaign_id = %s AND r.client_seed = %s),"
+        f" (SELECT s.seq FROM {entries} s WHERE s.campaign_id = %s AND s.entry_hash = %s)"
+        f" FROM {SeedEpoch._meta.db_table}"
+        f" WHERE campaign_id = %s AND epoch = (SELECT epoch FROM {log} WHERE campaign_id = %s)"
+    )
+    return sql, [campaign_id, client_seed, campaign_id, seen, campaign_id, campaign_id]
+
+
+def _lock_head(campaign: Campaign, client_seed: str | None, seen: str | None) -> tuple[_Head, _Slot]:
+    """Lock the campaign's head row until the transaction ends (opening the log
+    if missing) and read what the next slot needs, in one round trip."""
+    statements = [_head_statement(campaign), _slot_statement(campaign.pk, client_seed, seen)]
     with connection.cursor() as cursor:
-        cursor.execute(sql, [campaign.pk])
-        row = cursor.fetchone()
-    if row is None:
+        heads, slots = _execute(cursor, statements)
+    if not heads:
         try:
             with transaction.atomic():
                 log_open(campaign=campaign)
         except IntegrityError:
             pass  # Another request opened it first.
         with connection.cursor() as cursor:
-            cursor.execute(sql, [campaign.pk])
-            row = cursor.fetchone()
-    return _Head(campaign, *row)
-
-
-def _slot_context(log: _Head, client_seed: str | None, seen: str | None) -> _Slot:
-    # A statement of its own, after the lock: under READ COMMITTED it sees
-    # every entry committed while this request waited for the lock.
-    entries = RollEntry._meta.db_table
-    sql = (
-        "SELECT id, campaign_id, epoch, anchor, length, opened_seq,"
-        f" (SELECT r.id FROM {entries} r WHERE r.campaign_id = %s AND r.client_seed = %s),"
-        f" (SELECT s.seq FROM {entries} s WHERE s.campaign_id = %s AND s.entry_hash = %s)"
-        f" FROM {SeedEpoch._meta.db_table} WHERE campaign_id = %s AND epoch = %s"
-    )
-    cid = log.campaign_id
-    with connection.cursor() as cursor:
-        cursor.execute(sql, [cid, client_seed, cid, seen, cid, log.epoch])
-        *epoch, retry_id, seen_seq = cursor.fetchone()
-    return _Slot(_Epoch(*epoch), retry_id, seen_seq)
+            heads, slots = _execute(cursor, statements)
+    *epoch, retry_id, seen_seq = slots[0]
+    return _Head(campaign, *heads[0]), _Slot(_Epoch(*epoch), retry_id, seen_seq)
 
 
 def _move_head(log: _Head, entry: RollEntry) -> None:
@@ -332,19 +374,18 @@ def _open_next_epoch(log: _Head) -> None:
     log.save(epoch=True)
 
 
-def _take_slot(log: _Head, client_seed: str | None, seen: str | None) -> _Slot:
-    slot = _slot_context(log, client_seed, seen)
+def _take_slot(campaign: Campaign, client_seed: str | None, seen: str | None) -> tuple[_Head, _Slot]:
+    log, slot = _lock_head(campaign, client_seed, seen)
     if log.next_index > slot.epoch.length:
         # Only a log left with a used-up epoch (say, by an older version) gets here.
         _open_next_epoch(log)
-        slot = _slot_context(log, client_seed, seen)
-    return slot
+        with connection.cursor() as cursor:
+            *epoch, retry_id, seen_seq = _execute(cursor, [_slot_statement(log.campaign_id, client_seed, seen)])[0][0]
+        slot = _Slot(_Epoch(*epoch), retry_id, seen_seq)
+    return log, slot
 
 
-def _advance(log: _Head, entry: RollEntry, epoch: _Epoch) -> None:
-    _move_head(log, entry)
-    log.next_index += 1
-    log.save()
+def _after_append(log: _Head, epoch: _Epoch) -> None:
     if log.next_index > epoch.length:
         _open_next_epoch(log)
 
@@ -446,8 +487,7 @@ def roll_append(
     seed_text, source = _client_seed(client_seed)
     spec = _spec(spec)
     purpose = _purpose(purpose)
-    log = _lock_head(campaign)
-    slot = _take_slot(log, seed_text if source == "browser" else None, seen)
+    log, slot = _take_slot(campaign, seed_text if source == "browser" else None, seen)
     retry = _retry(slot, user, same=lambda e: e.kind == RollEntry.Kind.ROLL and e.spec == spec)
     if retry is not None:
         return retry
@@ -475,8 +515,8 @@ def roll_append(
         seen=seen_hash,
         extra={"game": read(list(dice))},
     )
-    entry = _store(campaign, signed, user=user, character=character, scene=scene, post=post)
-    _advance(log, entry, epoch)
+    entry = _store(campaign, signed, head=log, user=user, character=character, scene=scene, post=post)
+    _after_append(log, epoch)
     return entry
 
 
@@ -517,8 +557,7 @@ def reroll_append(
             _("Elige qué dados repetir: al menos uno, con posiciones entre 0 y %(last)d.") % {"last": pool - 1},
             code="bad_positions",
         )
-    log = _lock_head(campaign)
-    slot = _take_slot(log, seed_text if source == "browser" else None, seen)
+    log, slot = _take_slot(campaign, seed_text if source == "browser" else None, seen)
     retry = _retry(slot, user, same=lambda e: e.kind == RollEntry.Kind.REROLL and e.parent_id == parent.pk)
     if retry is not None:
         return retry
@@ -562,13 +601,14 @@ def reroll_append(
     entry = _store(
         campaign,
         signed,
+        head=log,
         user=user,
         character=parent.character,
         scene=parent.scene,
         post=parent.post,
         parent=parent,
     )
-    _advance(log, entry, epoch)
+    _after_append(log, epoch)
     return entry
 
 

@@ -246,11 +246,12 @@ def log_open(*, campaign: Campaign) -> CampaignLog:
     )
 
 
-# The append path: the head row is locked, one query reads what the slot
-# needs, the entry is inserted and the head moved. Every append waits for the
-# previous one's commit (the row lock), so the time spent holding the lock
-# bounds appends per second; building ORM queries costs more than running
-# these, hence the few hand-written statements below (bench/bench_rolls.py).
+# The append path: lock the head row and read what the slot needs; insert the
+# entry and move the head; commit. Every append waits for the previous one's
+# commit (the row lock), so the time the lock is held bounds appends per
+# second. Building ORM queries costs more than running these, hence a few
+# hand-written statements, sent two at a time on PostgreSQL (see _execute and
+# bench/bench_rolls.py).
 
 
 @dataclass

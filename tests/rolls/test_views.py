@@ -257,7 +257,9 @@ def test_the_page_reads_the_signed_bytes_and_says_when_they_were_tampered_with(t
     ],
 )
 def test_a_malformed_or_unknown_permalink_gives_404(db, path):
-    assert client_for(None).get(path).status_code == 404
+    response = client_for(None).get(path)
+    assert response.status_code == 404
+    assert "404.html" in [t.name for t in response.templates]
 
 
 def test_an_epoch_opening_has_no_roll_page(table):

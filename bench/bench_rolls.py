@@ -51,9 +51,12 @@ def setup_django() -> None:
     import django
 
     django.setup()
+    from django.conf import settings
     from django.core.management import call_command
 
     call_command("migrate", verbosity=0)
+    # As in production: with DEBUG on, Django records and formats every query.
+    settings.DEBUG = False
 
 
 def new_campaign(label: str):

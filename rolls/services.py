@@ -152,6 +152,13 @@ def _store(campaign: Campaign, signed: rollog.SignedEntry, *, head: _Head | None
         time=entry["time"],
         **links,
     )
+    if not connection.features.can_return_columns_from_insert:  # an old SQLite
+        row.save()
+        if head is not None:
+            head.seq, head.head_hash, head.head_time = row.seq, row.entry_hash, row.time
+            head.next_index += 1
+            head.save()
+        return row
     # The INSERT the ORM would build, without building it each time (see
     # _Head): each field prepares its own value for this database.
     fields = [f for f in RollEntry._meta.concrete_fields if not f.primary_key]

@@ -547,3 +547,14 @@ def test_a_bad_free_roll_is_refused_in_spanish(table, text, message):
         _free(table, text)
     assert _messages(excinfo) == [message]
     assert RollEntry.objects.filter(campaign=table.campaign).count() == 1
+
+
+def test_a_database_without_insert_returning_still_appends(monkeypatch, table):
+    from django.db import connection
+
+    monkeypatch.setattr(connection.features, "can_return_columns_from_insert", False)
+    entries = [roll(table) for _ in range(2)]
+    assert [e.seq for e in entries] == [1, 2]
+    assert RollEntry.objects.get(pk=entries[1].pk).entry_hash == entries[1].entry_hash
+    assert CampaignLog.objects.get(campaign=table.campaign).head_hash == entries[1].entry_hash
+    assert _audit(table.campaign).ok

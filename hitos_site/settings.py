@@ -106,6 +106,9 @@ except ValueError as exc:
     raise ImproperlyConfigured(f"DATABASE_URL is not a database URL this site understands: {exc}") from None
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     VAR_DIR.mkdir(parents=True, exist_ok=True)
+    # Writers take SQLite's lock when their transaction starts, so two rolls
+    # appended at once under runserver wait for each other instead of failing.
+    DATABASES["default"].setdefault("OPTIONS", {})["transaction_mode"] = "IMMEDIATE"
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 AUTH_USER_MODEL = "accounts.User"

@@ -27,6 +27,10 @@ def rolls_demo_load(*, campaign, players, characters, scene) -> None:
         user=ana,
         positions=lowest,
         purpose="Aspecto «Nieta del difunto»: repite dos dados",
+        activation="positive",
+        aspect="Nieta del difunto",
+        paid_by=ana,
+        payment="1 punto dramático",
         read=services.hitos_reader(
             campaign=campaign,
             what="Intelecto + Percepción: huellas en el barro",

@@ -158,6 +158,12 @@ class RollEntry(models.Model):
         return self.entry.get("game") or {}
 
     @property
+    def rerolled_dice_numbers(self) -> list[int]:
+        """The re-rolled dice counted from 1, as players name them (the log's
+        positions count from 0)."""
+        return [position + 1 for position in self.entry.get("rerolled") or []]
+
+    @property
     def labelled_dice(self) -> list[tuple[int, str]]:
         """Each die in raw order with its letter (m, C, M) as the signed reading gave it."""
         dice = self.entry.get("dice") or []

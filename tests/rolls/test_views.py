@@ -138,8 +138,8 @@ def test_the_page_lists_the_reroll_chain_from_the_original_to_the_final_version(
             str(original.seq), str(first.seq), str(final.seq)
         ]
         assert f"original [{', '.join(map(str, original.entry['dice']))}]" in lines[0]
-        assert f"repite las posiciones 0 (Ana) → [{', '.join(map(str, first.entry['dice']))}]" in lines[1]
-        assert f"repite las posiciones 1, 2 (La Directora) → [{', '.join(map(str, final.entry['dice']))}]" in lines[2]
+        assert f"repite los dados 1 (Ana) → [{', '.join(map(str, first.entry['dice']))}]" in lines[1]
+        assert f"repite los dados 2, 3 (La Directora) → [{', '.join(map(str, final.entry['dice']))}]" in lines[2]
         assert "final</span>" in lines[2] and "final</span>" not in lines[0] + lines[1]
         mine = [i for i, line in enumerate(lines) if "esta</span>" in line]
         assert mine == [[original, first, final].index(entry)]

@@ -78,3 +78,8 @@ def test_every_template_string_has_an_english_entry():
             if match.group(2) not in entries:
                 missing.append(f"{template.relative_to(ROOT)}: {match.group(2)}")
     assert missing == []
+
+
+def test_every_plural_form_is_translated():
+    empty = re.findall(r'^msgid "(.*)"\nmsgid_plural .*\n(?:msgstr\[\d\] .*\n)*msgstr\[\d\] ""$', EN_PO.read_text(encoding="utf-8"), re.M)
+    assert empty == []

@@ -7,7 +7,11 @@ app_name = "accounts"
 
 urlpatterns = [
     path("alta/", views.signup, name="signup"),
-    path("entrar/", auth_views.LoginView.as_view(template_name="accounts/login.html", redirect_authenticated_user=True), name="login"),
+    path(
+        "entrar/",
+        auth_views.LoginView.as_view(template_name="accounts/login.html", redirect_authenticated_user=True),
+        name="login",
+    ),
     path("salir/", auth_views.LogoutView.as_view(), name="logout"),
     path("perfil/", views.profile, name="profile"),
     path("avisos/", views.notifications, name="notifications"),

@@ -23,6 +23,7 @@ NOTIFICATIONS_PAGE_SIZE = 30
 class HtmxHttpRequest(HttpRequest):
     htmx: HtmxDetails
 
+
 _LANGUAGE_CODES = {code for code, _name in settings.LANGUAGES}
 
 
@@ -57,7 +58,11 @@ def signup(request: HttpRequest) -> HttpResponse:
         user.language = translation.get_language() if translation.get_language() in _LANGUAGE_CODES else ""
         user.save()
         login(request, user, backend="django.contrib.auth.backends.ModelBackend")
-        messages.success(request, _("Bienvenido a Hitos, %(name)s. Ya puedes unirte a una partida o crear la tuya.") % {"name": user.public_name})
+        messages.success(
+            request,
+            _("Bienvenido a Hitos, %(name)s. Ya puedes unirte a una partida o crear la tuya.")
+            % {"name": user.public_name},
+        )
         return redirect("home")
     return render(request, "accounts/signup.html", {"form": form})
 

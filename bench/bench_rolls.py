@@ -66,7 +66,9 @@ def new_campaign(label: str):
 
     stamp = f"{label}-{time.time_ns()}"
     gm = User.objects.create_user(username=f"bench-{stamp}", email=f"{stamp}@example.org", password=None)
-    campaign = Campaign.objects.create(title=f"Bench {stamp}", slug=f"bench-{stamp}", gm=gm, visibility=Visibility.PUBLIC)
+    campaign = Campaign.objects.create(
+        title=f"Bench {stamp}", slug=f"bench-{stamp}", gm=gm, visibility=Visibility.PUBLIC
+    )
     services.log_open(campaign=campaign)
     return campaign, gm
 
@@ -168,8 +170,10 @@ def main() -> None:
     setup_django()
     from django.db import connection
 
-    print(f"PostgreSQL {connection.cursor().connection.info.server_version}, Python {sys.version.split()[0]}, "
-          f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f} at start")
+    print(
+        f"PostgreSQL {connection.cursor().connection.info.server_version}, Python {sys.version.split()[0]}, "
+        f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f} at start"
+    )
     rates = {}
     export_campaign = None
     for clients in (1, 4, 16):
@@ -182,10 +186,14 @@ def main() -> None:
         print(f"appends/s with {clients:2d} client(s): {rate:8.1f}  ({appends} appends to one campaign's log)")
     count, in_process, command = verify_export(export_campaign)
     print(f"load average {os.getloadavg()[0]:.1f} at the end (other processes slow every figure down)")
-    print(f"verify a {count}-entry export: {in_process:6.2f} s in process, {command:6.2f} s as python -m rolls.verify_log")
+    print(
+        f"verify a {count}-entry export: {in_process:6.2f} s in process, {command:6.2f} s as python -m rolls.verify_log"
+    )
     ok = rates[1] >= APPEND_TARGET and in_process < VERIFY_TARGET_S and command < VERIFY_TARGET_S
-    print(f"targets (≥ {APPEND_TARGET:.0f} appends/s with one client; export verified < {VERIFY_TARGET_S:.0f} s): "
-          f"{'met' if ok else 'NOT met'}")
+    print(
+        f"targets (≥ {APPEND_TARGET:.0f} appends/s with one client; export verified < {VERIFY_TARGET_S:.0f} s): "
+        f"{'met' if ok else 'NOT met'}"
+    )
     sys.exit(0 if ok else 1)
 
 

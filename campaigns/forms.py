@@ -68,9 +68,7 @@ class CampaignOptionsForm(forms.Form):
         label=_("Se está Alterado cuando la pérdida mental"),
         choices=[("at_least", _("iguala o supera la Entereza")), ("more_than", _("supera la Entereza"))],
     )
-    players_mark_own_meters = forms.BooleanField(
-        label=_("Los jugadores marcan sus propios medidores"), required=False
-    )
+    players_mark_own_meters = forms.BooleanField(label=_("Los jugadores marcan sus propios medidores"), required=False)
     activation_deadline_hours = forms.IntegerField(
         label=_("Plazo para responder a una activación negativa (horas)"), min_value=1, max_value=720
     )
@@ -121,7 +119,9 @@ class DecisionForm(forms.Form):
 
 
 class InvitationForm(forms.Form):
-    role = forms.ChoiceField(label=_("Papel"), choices=[(Role.PLAYER, Role.PLAYER.label), (Role.READER, Role.READER.label)])
+    role = forms.ChoiceField(
+        label=_("Papel"), choices=[(Role.PLAYER, Role.PLAYER.label), (Role.READER, Role.READER.label)]
+    )
     days = forms.IntegerField(label=_("Caduca en (días)"), min_value=1, max_value=90, initial=7)
     max_uses = forms.IntegerField(label=_("Usos máximos"), min_value=1, max_value=100, initial=5)
 
@@ -203,7 +203,11 @@ class PostForm(forms.Form):
         widget=forms.Textarea(attrs={"rows": 8}),
         max_length=BODY_MAX,
         help_text=_("Markdown: **negrita**, *cursiva*, > cita, listas. Sin HTML."),
-        error_messages={"max_length": _("El mensaje es demasiado largo: como mucho %(limit_value)d caracteres (tiene %(show_value)d).")},
+        error_messages={
+            "max_length": _(
+                "El mensaje es demasiado largo: como mucho %(limit_value)d caracteres (tiene %(show_value)d)."
+            )
+        },
     )
     note = forms.CharField(
         label=_("Nota de juego (fuera de personaje)"),
@@ -211,7 +215,9 @@ class PostForm(forms.Form):
         max_length=10000,
         required=False,
     )
-    recipients = forms.ChoiceField(label=_("Destinatarios"), choices=Post.Recipients.choices, initial=Post.Recipients.ALL)
+    recipients = forms.ChoiceField(
+        label=_("Destinatarios"), choices=Post.Recipients.choices, initial=Post.Recipients.ALL
+    )
     chosen = forms.ModelMultipleChoiceField(
         label=_("Miembros elegidos"), queryset=None, required=False, widget=forms.CheckboxSelectMultiple
     )
@@ -220,7 +226,9 @@ class PostForm(forms.Form):
     def __init__(self, *args, characters=(), can_npc=False, members=None, **kwargs):
         super().__init__(*args, **kwargs)
         self.characters = {str(c.pk): c for c in characters}
-        choices = [(f"character:{pk}", _("Personaje: %(name)s") % {"name": c.name}) for pk, c in self.characters.items()]
+        choices = [
+            (f"character:{pk}", _("Personaje: %(name)s") % {"name": c.name}) for pk, c in self.characters.items()
+        ]
         if can_npc:
             choices.append(("npc", _("PNJ (escribe su nombre)")))
         choices.append(("ooc", _("Fuera de personaje")))
@@ -269,4 +277,3 @@ class PostEditForm(forms.Form):
 
 class SearchForm(forms.Form):
     q = forms.CharField(label=_("Buscar en la partida"), max_length=200, min_length=2)
-

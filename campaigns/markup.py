@@ -12,8 +12,24 @@ from markdown_it import MarkdownIt
 _md = MarkdownIt("commonmark", {"html": False, "linkify": False, "typographer": False}).disable("image")
 
 _TAGS = {
-    "p", "br", "strong", "em", "del", "s", "code", "pre", "blockquote",
-    "ul", "ol", "li", "a", "hr", "h3", "h4", "h5", "h6",
+    "p",
+    "br",
+    "strong",
+    "em",
+    "del",
+    "s",
+    "code",
+    "pre",
+    "blockquote",
+    "ul",
+    "ol",
+    "li",
+    "a",
+    "hr",
+    "h3",
+    "h4",
+    "h5",
+    "h6",
 }
 _ATTRIBUTES = {"a": {"href", "title"}, "ol": {"start"}}
 

@@ -334,15 +334,11 @@ class Post(models.Model):
     body_html = models.TextField(editable=False)
     note = models.TextField(_("nota de juego"), blank=True, max_length=10000)
     note_html = models.TextField(blank=True, editable=False)
-    recipients = models.CharField(
-        _("destinatarios"), max_length=8, choices=Recipients.choices, default=Recipients.ALL
-    )
+    recipients = models.CharField(_("destinatarios"), max_length=8, choices=Recipients.choices, default=Recipients.ALL)
     chosen_recipients = models.ManyToManyField(
         settings.AUTH_USER_MODEL, blank=True, related_name="addressed_posts", verbose_name=_("miembros elegidos")
     )
-    quote_of = models.ForeignKey(
-        "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="quoted_by"
-    )
+    quote_of = models.ForeignKey("self", null=True, blank=True, on_delete=models.SET_NULL, related_name="quoted_by")
     created_at = models.DateTimeField(auto_now_add=True)
     edited_at = models.DateTimeField(null=True, blank=True)
     edited_by = models.ForeignKey(

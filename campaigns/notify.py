@@ -218,7 +218,9 @@ def sheet_submitted(character) -> list[Notification]:
             "name": character.name,
         }
 
-    return _notify_each(users, campaign=campaign, kind=Notification.Kind.SHEET, url=character.get_absolute_url(), text=text)
+    return _notify_each(
+        users, campaign=campaign, kind=Notification.Kind.SHEET, url=character.get_absolute_url(), text=text
+    )
 
 
 def sheet_reviewed(character, *, approved: bool, comment: str) -> list[Notification]:

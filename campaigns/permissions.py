@@ -57,9 +57,7 @@ def campaign_access(user, campaign: Campaign) -> Access:
     membership = Membership.objects.active().filter(campaign=campaign, user=user).first()
     if membership is None:
         return Access(user, campaign, Standing.OUTSIDER)
-    standing = {Role.COGM: Standing.COGM, Role.PLAYER: Standing.PLAYER, Role.READER: Standing.READER}[
-        membership.role
-    ]
+    standing = {Role.COGM: Standing.COGM, Role.PLAYER: Standing.PLAYER, Role.READER: Standing.READER}[membership.role]
     return Access(user, campaign, standing, membership)
 
 

@@ -176,7 +176,11 @@ def member_remove(*, membership: Membership, actor, reason: str) -> None:
     membership.ended_at = timezone.now()
     membership.save(update_fields=["status", "ended_at"])
     _log(membership.campaign, actor, ModerationAction.MEMBER_REMOVED, reason=reason, target_user=membership.user)
-    notify.moderation(membership.campaign, membership.user, _("Te han expulsado de la partida. Motivo: %(reason)s") % {"reason": reason})
+    notify.moderation(
+        membership.campaign,
+        membership.user,
+        _("Te han expulsado de la partida. Motivo: %(reason)s") % {"reason": reason},
+    )
 
 
 @transaction.atomic
@@ -184,7 +188,13 @@ def member_set_role(*, membership: Membership, actor, role: str) -> None:
     membership.role = role
     membership.full_clean()
     membership.save(update_fields=["role"])
-    _log(membership.campaign, actor, ModerationAction.MEMBER_ROLE, reason=membership.get_role_display(), target_user=membership.user)
+    _log(
+        membership.campaign,
+        actor,
+        ModerationAction.MEMBER_ROLE,
+        reason=membership.get_role_display(),
+        target_user=membership.user,
+    )
 
 
 @transaction.atomic
@@ -197,7 +207,9 @@ def campaign_hand_over(*, campaign: Campaign, actor, membership: Membership) -> 
     new_gm = membership.user
     membership.delete()
     Membership.objects.update_or_create(
-        campaign=campaign, user=previous, defaults={"role": Role.COGM, "status": Membership.Status.ACTIVE, "ended_at": None}
+        campaign=campaign,
+        user=previous,
+        defaults={"role": Role.COGM, "status": Membership.Status.ACTIVE, "ended_at": None},
     )
     campaign.gm = new_gm
     campaign.save(update_fields=["gm"])
@@ -214,8 +226,16 @@ def _set_aspects(scene: Scene, phrases: Iterable[str]) -> None:
 
 
 @transaction.atomic
-def scene_create(*, campaign: Campaign, title: str, description: str = "", everyone: bool = True,
-                 participants=(), aspects: Iterable[str] = (), position: int | None = None) -> Scene:
+def scene_create(
+    *,
+    campaign: Campaign,
+    title: str,
+    description: str = "",
+    everyone: bool = True,
+    participants=(),
+    aspects: Iterable[str] = (),
+    position: int | None = None,
+) -> Scene:
     if position is None:
         last = campaign.scenes.order_by("-position").values_list("position", flat=True).first()
         position = (last or 0) + 1
@@ -235,8 +255,18 @@ def scene_create(*, campaign: Campaign, title: str, description: str = "", every
 
 
 @transaction.atomic
-def scene_update(*, scene: Scene, actor, title: str, description: str, everyone: bool, participants,
-                 aspects: Iterable[str], status: str, position: int) -> Scene:
+def scene_update(
+    *,
+    scene: Scene,
+    actor,
+    title: str,
+    description: str,
+    everyone: bool,
+    participants,
+    aspects: Iterable[str],
+    status: str,
+    position: int,
+) -> Scene:
     # Read the status from the database: a ModelForm has already written the
     # new one on the instance it validated.
     old_status = Scene.objects.filter(pk=scene.pk).values_list("status", flat=True).get()
@@ -256,8 +286,19 @@ def scene_update(*, scene: Scene, actor, title: str, description: str, everyone:
 
 
 @transaction.atomic
-def post_create(*, access: Access, scene: Scene, voice: str, body: str, note: str = "", character=None,
-                npc_name: str = "", recipients: str = Post.Recipients.ALL, chosen=(), quote_of: Post | None = None) -> Post:
+def post_create(
+    *,
+    access: Access,
+    scene: Scene,
+    voice: str,
+    body: str,
+    note: str = "",
+    character=None,
+    npc_name: str = "",
+    recipients: str = Post.Recipients.ALL,
+    chosen=(),
+    quote_of: Post | None = None,
+) -> Post:
     if not can_post_in_scene(access, scene):
         raise PermissionDenied(_("No puedes escribir en esta escena."))
     if voice == Post.Voice.NPC and not can_write_as_npc(access):
@@ -311,8 +352,21 @@ def post_edit(*, access: Access, post: Post, body: str, note: str, reason: str =
     post.full_clean()
     post.save(update_fields=["body", "body_html", "note", "note_html", "edited_at", "edited_by"])
     if post.author_id != access.user.pk:
-        _log(post.scene.campaign, access.user, ModerationAction.POST_EDITED, reason=reason, target_user=post.author, post=post)
-        notify.moderation(post.scene.campaign, post.author, _("La dirección ha editado tu mensaje #%(id)s. Motivo: %(reason)s") % {"id": post.pk, "reason": reason or "—"}, post=post)
+        _log(
+            post.scene.campaign,
+            access.user,
+            ModerationAction.POST_EDITED,
+            reason=reason,
+            target_user=post.author,
+            post=post,
+        )
+        notify.moderation(
+            post.scene.campaign,
+            post.author,
+            _("La dirección ha editado tu mensaje #%(id)s. Motivo: %(reason)s")
+            % {"id": post.pk, "reason": reason or "—"},
+            post=post,
+        )
     return post
 
 
@@ -325,7 +379,12 @@ def post_hide(*, post: Post, actor, reason: str) -> Post:
     post.save(update_fields=["hidden", "hidden_reason", "hidden_by", "hidden_at"])
     PostReport.objects.filter(post=post, resolved_at__isnull=True).update(resolved_by=actor, resolved_at=timezone.now())
     _log(post.scene.campaign, actor, ModerationAction.POST_HIDDEN, reason=reason, target_user=post.author, post=post)
-    notify.moderation(post.scene.campaign, post.author, _("La dirección ha ocultado tu mensaje #%(id)s. Motivo: %(reason)s") % {"id": post.pk, "reason": reason}, post=post)
+    notify.moderation(
+        post.scene.campaign,
+        post.author,
+        _("La dirección ha ocultado tu mensaje #%(id)s. Motivo: %(reason)s") % {"id": post.pk, "reason": reason},
+        post=post,
+    )
     return post
 
 
@@ -349,7 +408,14 @@ def report_resolve(*, report: PostReport, actor, reason: str = "") -> None:
     report.resolved_by = actor
     report.resolved_at = timezone.now()
     report.save(update_fields=["resolved_by", "resolved_at"])
-    _log(report.post.scene.campaign, actor, ModerationAction.REPORT_RESOLVED, reason=reason, target_user=report.post.author, post=report.post)
+    _log(
+        report.post.scene.campaign,
+        actor,
+        ModerationAction.REPORT_RESOLVED,
+        reason=reason,
+        target_user=report.post.author,
+        post=report.post,
+    )
 
 
 def scene_mark_read(*, user, scene: Scene, last_post_id: int) -> None:

@@ -12,7 +12,11 @@ urlpatterns = [
     path("partidas/<slug:slug>/solicitar/", views.application_create, name="application-create"),
     path("partidas/<slug:slug>/solicitudes/<int:application_id>/", views.application_decide, name="application-decide"),
     path("partidas/<slug:slug>/invitaciones/", views.invitation_create, name="invitation-create"),
-    path("partidas/<slug:slug>/invitaciones/<int:invitation_id>/anular/", views.invitation_revoke, name="invitation-revoke"),
+    path(
+        "partidas/<slug:slug>/invitaciones/<int:invitation_id>/anular/",
+        views.invitation_revoke,
+        name="invitation-revoke",
+    ),
     path("partidas/<slug:slug>/salir/", views.membership_leave, name="membership-leave"),
     path("partidas/<slug:slug>/miembros/<int:membership_id>/expulsar/", views.member_remove, name="member-remove"),
     path("partidas/<slug:slug>/miembros/<int:membership_id>/papel/", views.member_role, name="member-role"),

@@ -80,9 +80,7 @@ def _campaign_for(request: HttpRequest, slug: str, *, manage: bool = False) -> t
 
 
 def _visible_scenes(access: Access):
-    return Scene.objects.visible_to(
-        access.user, access.campaign, is_gm=access.is_gm, is_member=access.is_member
-    )
+    return Scene.objects.visible_to(access.user, access.campaign, is_gm=access.is_gm, is_member=access.is_member)
 
 
 def _scene_for(request: HttpRequest, slug: str, scene_id: int, *, manage: bool = False) -> tuple[Scene, Access]:
@@ -93,9 +91,7 @@ def _scene_for(request: HttpRequest, slug: str, scene_id: int, *, manage: bool =
 
 
 def _post_for(request: HttpRequest, post_id: int) -> tuple[Post, Access]:
-    post = get_object_or_404(
-        Post.objects.select_related("scene__campaign__gm", "author", "character"), pk=post_id
-    )
+    post = get_object_or_404(Post.objects.select_related("scene__campaign__gm", "author", "character"), pk=post_id)
     access = campaign_access(request.user, post.scene.campaign)
     if not perms.can_view_campaign(access):
         raise Http404
@@ -197,7 +193,9 @@ def campaign_create(request: HtmxHttpRequest) -> HttpResponse:
     form = CampaignForm(request.POST if request.method == "POST" else None)
     if request.method == "POST" and form.is_valid():
         campaign = services.campaign_create(gm=request.user, **form.cleaned_data)
-        messages.success(request, _("Partida creada. Empieza por escribir la primera escena e invitar a tus jugadores."))
+        messages.success(
+            request, _("Partida creada. Empieza por escribir la primera escena e invitar a tus jugadores.")
+        )
         return redirect(campaign)
     return render(request, "campaigns/campaign_form.html", {"form": form, "creating": True})
 
@@ -313,12 +311,18 @@ def application_decide(request: HtmxHttpRequest, slug: str, application_id: int)
     else:
         accept = form.cleaned_data["decision"] == "accept"
         try:
-            services.application_decide(application=application, actor=request.user, accept=accept, answer=form.cleaned_data["answer"])
+            services.application_decide(
+                application=application, actor=request.user, accept=accept, answer=form.cleaned_data["answer"]
+            )
         except ValidationError as exc:
             messages.error(request, " ".join(exc.messages))
         else:
             name = application.user.public_name
-            messages.success(request, (_("%(name)s ya es miembro de la partida.") if accept else _("Solicitud de %(name)s rechazada.")) % {"name": name})
+            messages.success(
+                request,
+                (_("%(name)s ya es miembro de la partida.") if accept else _("Solicitud de %(name)s rechazada."))
+                % {"name": name},
+            )
     return redirect("campaigns:dashboard", slug=campaign.slug)
 
 
@@ -329,9 +333,16 @@ def invitation_create(request: HtmxHttpRequest, slug: str) -> HttpResponse:
     form = InvitationForm(request.POST)
     if form.is_valid():
         invitation = services.invitation_create(campaign=campaign, actor=request.user, **form.cleaned_data)
-        messages.success(request, _("Invitación creada: %(url)s") % {"url": request.build_absolute_uri(invitation.get_absolute_url())})
+        messages.success(
+            request,
+            _("Invitación creada: %(url)s") % {"url": request.build_absolute_uri(invitation.get_absolute_url())},
+        )
     else:
-        messages.error(request, _("Revisa los datos de la invitación: %(errors)s") % {"errors": " ".join(e for errs in form.errors.values() for e in errs)})
+        messages.error(
+            request,
+            _("Revisa los datos de la invitación: %(errors)s")
+            % {"errors": " ".join(e for errs in form.errors.values() for e in errs)},
+        )
     return redirect("campaigns:dashboard", slug=campaign.slug)
 
 
@@ -351,7 +362,9 @@ def invitation_open(request: HtmxHttpRequest, token: str) -> HttpResponse:
     invitation = get_object_or_404(Invitation.objects.select_related("campaign__gm"), token=token)
     campaign = invitation.campaign
     if not invitation.is_usable:
-        return render(request, "campaigns/invitation_unusable.html", {"invitation": invitation, "campaign": campaign}, status=410)
+        return render(
+            request, "campaigns/invitation_unusable.html", {"invitation": invitation, "campaign": campaign}, status=410
+        )
     access = campaign_access(request.user, campaign)
     if request.user.is_authenticated and not perms.can_join_by_invitation(access):
         messages.info(request, _("Ya formas parte de esta partida."))
@@ -362,13 +375,17 @@ def invitation_open(request: HtmxHttpRequest, token: str) -> HttpResponse:
             return redirect(f"{reverse('accounts:login')}?next={request.path}")
         if form.is_valid():
             try:
-                services.application_create(campaign=campaign, user=request.user, text=form.cleaned_data["text"], invitation=invitation)
+                services.application_create(
+                    campaign=campaign, user=request.user, text=form.cleaned_data["text"], invitation=invitation
+                )
             except ValidationError as exc:
                 form.add_error(None, exc)
             else:
                 messages.success(request, _("Solicitud enviada. Te avisaremos cuando la dirección responda."))
                 return redirect("home" if campaign.visibility == "private" else campaign.get_absolute_url())
-    return render(request, "campaigns/invitation_open.html", {"invitation": invitation, "campaign": campaign, "form": form})
+    return render(
+        request, "campaigns/invitation_open.html", {"invitation": invitation, "campaign": campaign, "form": form}
+    )
 
 
 @login_required
@@ -378,7 +395,9 @@ def membership_leave(request: HtmxHttpRequest, slug: str) -> HttpResponse:
     if not perms.can_leave(access):
         raise PermissionDenied(_("La dirección no puede abandonar su partida: cédela antes a otro miembro."))
     services.membership_leave(membership=access.membership)
-    messages.success(request, _("Has dejado la partida «%(title)s». Tus mensajes se quedan.") % {"title": campaign.title})
+    messages.success(
+        request, _("Has dejado la partida «%(title)s». Tus mensajes se quedan.") % {"title": campaign.title}
+    )
     return redirect("home")
 
 
@@ -386,7 +405,9 @@ def membership_leave(request: HtmxHttpRequest, slug: str) -> HttpResponse:
 @require_POST
 def member_remove(request: HtmxHttpRequest, slug: str, membership_id: int) -> HttpResponse:
     campaign, access = _campaign_for(request, slug, manage=True)
-    membership = get_object_or_404(Membership.objects.active().select_related("user"), pk=membership_id, campaign=campaign)
+    membership = get_object_or_404(
+        Membership.objects.active().select_related("user"), pk=membership_id, campaign=campaign
+    )
     if membership.role == Role.COGM and not access.is_owner:
         raise PermissionDenied(_("Solo quien dirige la partida puede expulsar a un codirector."))
     form = ReasonForm(request.POST)
@@ -394,7 +415,9 @@ def member_remove(request: HtmxHttpRequest, slug: str, membership_id: int) -> Ht
         messages.error(request, _("Explica el motivo de la expulsión."))
     else:
         services.member_remove(membership=membership, actor=request.user, reason=form.cleaned_data["reason"])
-        messages.success(request, _("%(name)s ya no es miembro. Sus mensajes se quedan.") % {"name": membership.user.public_name})
+        messages.success(
+            request, _("%(name)s ya no es miembro. Sus mensajes se quedan.") % {"name": membership.user.public_name}
+        )
     return redirect("campaigns:dashboard", slug=campaign.slug)
 
 
@@ -427,7 +450,10 @@ def campaign_hand_over(request: HtmxHttpRequest, slug: str) -> HttpResponse:
         campaign=campaign,
     )
     services.campaign_hand_over(campaign=campaign, actor=request.user, membership=membership)
-    messages.success(request, _("La partida ahora la dirige %(name)s. Tú sigues como codirector.") % {"name": membership.user.public_name})
+    messages.success(
+        request,
+        _("La partida ahora la dirige %(name)s. Tú sigues como codirector.") % {"name": membership.user.public_name},
+    )
     return redirect(campaign)
 
 
@@ -441,9 +467,15 @@ def dashboard(request: HtmxHttpRequest, slug: str) -> HttpResponse:
     context = {
         "campaign": campaign,
         "access": access,
-        "applications": Application.objects.filter(campaign=campaign, status=Application.Status.PENDING).select_related("user", "invitation"),
-        "hidden_posts": Post.objects.filter(scene__campaign=campaign, hidden=True).select_related("author", "scene", "hidden_by", "character"),
-        "reports": PostReport.objects.filter(post__scene__campaign=campaign, resolved_at__isnull=True).select_related("post__author", "post__scene", "reporter"),
+        "applications": Application.objects.filter(campaign=campaign, status=Application.Status.PENDING).select_related(
+            "user", "invitation"
+        ),
+        "hidden_posts": Post.objects.filter(scene__campaign=campaign, hidden=True).select_related(
+            "author", "scene", "hidden_by", "character"
+        ),
+        "reports": PostReport.objects.filter(post__scene__campaign=campaign, resolved_at__isnull=True).select_related(
+            "post__author", "post__scene", "reporter"
+        ),
         "invitations": Invitation.objects.filter(campaign=campaign, revoked=False, expires_at__gt=timezone.now()),
         "memberships": Membership.objects.active().filter(campaign=campaign).select_related("user"),
         "pending_sheets": Character.objects.filter(campaign=campaign).submitted().select_related("owner", "campaign"),
@@ -472,7 +504,11 @@ def moderation_log(request: HtmxHttpRequest, slug: str) -> HttpResponse:
 @require_POST
 def report_resolve(request: HtmxHttpRequest, slug: str, report_id: int) -> HttpResponse:
     campaign, access = _campaign_for(request, slug, manage=True)
-    report = get_object_or_404(PostReport.objects.select_related("post__scene__campaign", "post__author"), pk=report_id, post__scene__campaign=campaign)
+    report = get_object_or_404(
+        PostReport.objects.select_related("post__scene__campaign", "post__author"),
+        pk=report_id,
+        post__scene__campaign=campaign,
+    )
     form = OptionalReasonForm(request.POST)
     form.is_valid()
     services.report_resolve(report=report, actor=request.user, reason=form.cleaned_data.get("reason", ""))
@@ -512,10 +548,21 @@ def scene_edit(request: HtmxHttpRequest, slug: str, scene_id: int) -> HttpRespon
     )
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
-        services.scene_update(scene=scene, actor=request.user, **{k: data[k] for k in ("title", "description", "everyone", "participants", "aspects", "status", "position")})
+        services.scene_update(
+            scene=scene,
+            actor=request.user,
+            **{
+                k: data[k]
+                for k in ("title", "description", "everyone", "participants", "aspects", "status", "position")
+            },
+        )
         messages.success(request, _("Escena guardada."))
         return redirect(scene)
-    return render(request, "campaigns/scene_form.html", {"form": form, "campaign": scene.campaign, "scene": scene, "creating": False})
+    return render(
+        request,
+        "campaigns/scene_form.html",
+        {"form": form, "campaign": scene.campaign, "scene": scene, "creating": False},
+    )
 
 
 def _scene_posts(access: Access, scene: Scene):
@@ -537,7 +584,9 @@ def _post_form(access: Access, scene: Scene, data=None, initial=None) -> PostFor
         initial=initial,
         characters=characters,
         can_npc=perms.can_write_as_npc(access),
-        members=_members(scene.campaign).exclude(pk=access.user.pk) if access.user.is_authenticated else User.objects.none(),
+        members=_members(scene.campaign).exclude(pk=access.user.pk)
+        if access.user.is_authenticated
+        else User.objects.none(),
     )
 
 
@@ -550,7 +599,9 @@ def _scene_context(request: HttpRequest, access: Access, scene: Scene, *, page, 
     last_read = 0
     first_unread = None
     if request.user.is_authenticated and access.is_member:
-        last_read = SceneRead.objects.filter(scene=scene, user=request.user).values_list("last_post_id", flat=True).first() or 0
+        last_read = (
+            SceneRead.objects.filter(scene=scene, user=request.user).values_list("last_post_id", flat=True).first() or 0
+        )
         first_unread = posts.filter(pk__gt=last_read).exclude(author=request.user).values_list("pk", flat=True).first()
         if page_posts:
             services.scene_mark_read(user=request.user, scene=scene, last_post_id=page_posts[-1].pk)
@@ -594,7 +645,13 @@ def scene_poll(request: HtmxHttpRequest, slug: str, scene_id: int) -> HttpRespon
         new = new.exclude(author=request.user)
     count = new.count()
     first_new = new.values_list("pk", flat=True).first() if count else None
-    context = {"campaign": scene.campaign, "scene": scene, "new_count": count, "first_new": first_new, "latest_id": after}
+    context = {
+        "campaign": scene.campaign,
+        "scene": scene,
+        "new_count": count,
+        "first_new": first_new,
+        "latest_id": after,
+    }
     return render(request, "campaigns/scene_detail.html#new-posts-bar", context)
 
 
@@ -669,7 +726,13 @@ def post_edit(request: HtmxHttpRequest, post_id: int) -> HttpResponse:
         request.POST if request.method == "POST" else None, initial={"body": post.body, "note": post.note}
     )
     if request.method == "POST" and form.is_valid():
-        services.post_edit(access=access, post=post, body=form.cleaned_data["body"], note=form.cleaned_data["note"], reason=form.cleaned_data["reason"])
+        services.post_edit(
+            access=access,
+            post=post,
+            body=form.cleaned_data["body"],
+            note=form.cleaned_data["note"],
+            reason=form.cleaned_data["reason"],
+        )
         messages.success(request, _("Mensaje editado. La versión anterior queda en el historial."))
         return redirect(post.get_absolute_url())
     return render(request, "campaigns/post_edit.html", {"form": form, "post": post, "campaign": post.scene.campaign})
@@ -682,7 +745,9 @@ def post_history(request: HtmxHttpRequest, post_id: int) -> HttpResponse:
     if not perms.can_see_revisions(access, post):
         raise PermissionDenied(_("Solo su autor y la dirección ven el historial de un mensaje."))
     revisions = post.revisions.select_related("editor")
-    return render(request, "campaigns/post_history.html", {"post": post, "revisions": revisions, "campaign": post.scene.campaign})
+    return render(
+        request, "campaigns/post_history.html", {"post": post, "revisions": revisions, "campaign": post.scene.campaign}
+    )
 
 
 @login_required
@@ -761,7 +826,12 @@ def campaign_export(request: HtmxHttpRequest, slug: str) -> HttpResponse:
     if not perms.can_export(access):
         raise PermissionDenied(_("Solo los miembros pueden descargar la partida."))
     scenes = list(_visible_scenes(access).prefetch_related("aspects"))
-    posts = _readable_posts(access).select_related("author", "character").prefetch_related("chosen_recipients").order_by("pk")
+    posts = (
+        _readable_posts(access)
+        .select_related("author", "character")
+        .prefetch_related("chosen_recipients")
+        .order_by("pk")
+    )
     by_scene: dict[int, list] = {s.pk: [] for s in scenes}
     for post in posts:
         by_scene.setdefault(post.scene_id, []).append(
@@ -808,4 +878,3 @@ def campaign_export(request: HtmxHttpRequest, slug: str) -> HttpResponse:
     response = JsonResponse(archive, json_dumps_params={"ensure_ascii": False, "indent": 1})
     response["Content-Disposition"] = f'attachment; filename="{campaign.slug}.json"'
     return response
-

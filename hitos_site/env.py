@@ -37,9 +37,7 @@ def env_bool(name: str, default: bool, *, environ: Mapping[str, str] | None = No
         return True
     if value in _FALSE:
         return False
-    raise ImproperlyConfigured(
-        f"{name} must be one of 1/0, true/false, yes/no, on/off; got {raw!r}."
-    )
+    raise ImproperlyConfigured(f"{name} must be one of 1/0, true/false, yes/no, on/off; got {raw!r}.")
 
 
 def env_int(
@@ -71,14 +69,10 @@ def env_list(name: str, default: list[str], *, environ: Mapping[str, str] | None
     return [item.strip() for item in raw.split(",") if item.strip()]
 
 
-def env_choice(
-    name: str, default: str, choices: set[str], *, environ: Mapping[str, str] | None = None
-) -> str:
+def env_choice(name: str, default: str, choices: set[str], *, environ: Mapping[str, str] | None = None) -> str:
     value = env_str(name, default, environ=environ).strip()
     if value not in choices:
-        raise ImproperlyConfigured(
-            f"{name} must be one of {', '.join(sorted(choices))}; got {value!r}."
-        )
+        raise ImproperlyConfigured(f"{name} must be one of {', '.join(sorted(choices))}; got {value!r}.")
     return value
 
 

@@ -33,9 +33,7 @@ from rolls.keys import load_keys  # noqa: E402
 
 ROLLOG_KEYS = load_keys(dev_dir=VAR_DIR if DEBUG else None)
 
-ALLOWED_HOSTS = env_list(
-    "ALLOWED_HOSTS", ["127.0.0.1", "localhost", "[::1]"] if DEBUG else []
-)
+ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["127.0.0.1", "localhost", "[::1]"] if DEBUG else [])
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
 
 INSTALLED_APPS = [

@@ -53,7 +53,5 @@ def load_keys(*, dev_dir: Path | None, environ=None) -> RollKeys:
     try:
         fernet = Fernet(fernet_key.encode("ascii"))
     except (ValueError, UnicodeEncodeError):
-        raise ImproperlyConfigured(
-            "ROLLOG_SEED_KEY must be a Fernet key (32 url-safe base64-encoded bytes)."
-        ) from None
+        raise ImproperlyConfigured("ROLLOG_SEED_KEY must be a Fernet key (32 url-safe base64-encoded bytes).") from None
     return RollKeys(signing_key, fernet)

@@ -90,9 +90,7 @@ class RollEntry(models.Model):
     epoch_index = models.PositiveIntegerField(null=True, blank=True)
     # NULL (not "") for epoch_open entries, so UNIQUE(campaign, client_seed) ignores them.
     client_seed = models.CharField(max_length=64, null=True, blank=True)  # noqa: DJ001
-    parent = models.OneToOneField(
-        "self", null=True, blank=True, on_delete=models.PROTECT, related_name="child"
-    )
+    parent = models.OneToOneField("self", null=True, blank=True, on_delete=models.PROTECT, related_name="child")
     user = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="roll_entries"
     )

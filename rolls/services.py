@@ -727,7 +727,12 @@ def hitos_check_roll(
 def notation_reader(expression: notation.Expression) -> Reader:
     def read(dice: list[int]) -> dict[str, Any]:
         result = notation.evaluate(expression, FixedDice(dice))
-        return {"system": "free", "expression": expression.canonical(), "total": result.total, "detail": result.detail()}
+        return {
+            "system": "free",
+            "expression": expression.canonical(),
+            "total": result.total,
+            "detail": result.detail(),
+        }
 
     return read
 

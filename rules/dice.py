@@ -27,9 +27,7 @@ def check_faces(faces: int) -> int:
     if not isinstance(faces, int) or isinstance(faces, bool):
         raise ValueError(f"Las caras de un dado deben ser un número entero, no {faces!r}.")
     if not MIN_FACES <= faces <= MAX_FACES:
-        raise ValueError(
-            f"Un dado debe tener entre {MIN_FACES} y {MAX_FACES} caras, no {faces}."
-        )
+        raise ValueError(f"Un dado debe tener entre {MIN_FACES} y {MAX_FACES} caras, no {faces}.")
     return faces
 
 
@@ -59,9 +57,7 @@ class FixedDice:
     def roll(self, faces: int) -> int:
         check_faces(faces)
         if self._next >= len(self._values):
-            raise ValueError(
-                f"FixedDice se quedó sin valores tras {len(self._values)} tiradas."
-            )
+            raise ValueError(f"FixedDice se quedó sin valores tras {len(self._values)} tiradas.")
         value = self._values[self._next]
         self._next += 1
         return check_die(value, faces)

@@ -20,42 +20,87 @@ DEMO_SHEETS = {
     "Inés Albarrán": {
         "fields": {
             "cita": "Esta casa guarda algo que me pertenece.",
-            "fortaleza": 4, "reflejos": 5, "voluntad": 6, "intelecto": 5,
-            "drama": 5, "degeneracion": 0, "armour": "", "rd": 0,
+            "fortaleza": 4,
+            "reflejos": 5,
+            "voluntad": 6,
+            "intelecto": 5,
+            "drama": 5,
+            "degeneracion": 0,
+            "armour": "",
+            "rd": 0,
             "public_description": "Nieta del difunto don Rodrigo Albarrán. Guantes de cabritilla y mirada firme.",
             "private_notes": "Sospecha que su abuelo no murió de un ataque al corazón.",
         },
         "concept": "Heredera decidida a descubrir la verdad",
-        "traits": {"fortaleza": "Aguanta más de lo que aparenta", "reflejos": "Mano firme",
-                   "voluntad": "Terca como una mula", "intelecto": "Lectora voraz"},
-        "hitos": ["Estudió Medicina en Madrid", "Perdió a sus padres en la gripe de 1918",
-                  "Se crió entre los libros del abuelo", "Desafió a su tutor y se quedó con la casa"],
+        "traits": {
+            "fortaleza": "Aguanta más de lo que aparenta",
+            "reflejos": "Mano firme",
+            "voluntad": "Terca como una mula",
+            "intelecto": "Lectora voraz",
+        },
+        "hitos": [
+            "Estudió Medicina en Madrid",
+            "Perdió a sus padres en la gripe de 1918",
+            "Se crió entre los libros del abuelo",
+            "Desafió a su tutor y se quedó con la casa",
+        ],
         "complications": ["Las deudas de la familia"],
-        "skills": [("Medicina", "profesion", 6), ("Investigar", "percepcion", 5), ("Historia", "cultura", 5),
-                   ("Persuadir", "interaccion", 4), ("Esquivar", "forma_fisica", 4), ("Pelea", "combate", 2),
-                   ("Idiomas", "cultura", 4), ("Ocultarse", "subterfugio", 3), ("Latín", "cultura", 3),
-                   ("Alerta", "percepcion", 4)],
+        "skills": [
+            ("Medicina", "profesion", 6),
+            ("Investigar", "percepcion", 5),
+            ("Historia", "cultura", 5),
+            ("Persuadir", "interaccion", 4),
+            ("Esquivar", "forma_fisica", 4),
+            ("Pelea", "combate", 2),
+            ("Idiomas", "cultura", 4),
+            ("Ocultarse", "subterfugio", 3),
+            ("Latín", "cultura", 3),
+            ("Alerta", "percepcion", 4),
+        ],
         "weapons": [("Bisturí", "m", True, "")],
-        "damage": [], "imbalance": [],
+        "damage": [],
+        "imbalance": [],
     },
     "Tomás Quiroga": {
         "fields": {
             "cita": "Después de usted, señorita.",
-            "fortaleza": 5, "reflejos": 6, "voluntad": 5, "intelecto": 4,
-            "drama": 5, "degeneracion": 1, "armour": "Gabán de cuero", "rd": 1,
+            "fortaleza": 5,
+            "reflejos": 6,
+            "voluntad": 5,
+            "intelecto": 4,
+            "drama": 5,
+            "degeneracion": 1,
+            "armour": "Gabán de cuero",
+            "rd": 1,
             "public_description": "Antiguo guardia civil, ahora escolta a sueldo. Lleva un farol y un revólver.",
             "private_notes": "Le debe un favor al abuelo de Inés.",
         },
         "concept": "Guardia civil licenciado con mala conciencia",
-        "traits": {"fortaleza": "Espaldas anchas", "reflejos": "Desenfunda rápido",
-                   "voluntad": "Ha visto cosas en Marruecos", "intelecto": "Pocas letras, mucha calle"},
-        "hitos": ["Sirvió en la guerra de Marruecos", "Expulsado del cuerpo por insubordinación",
-                  "Salvó a un niño de un incendio", "Conoce a todos los serenos de Madrid"],
+        "traits": {
+            "fortaleza": "Espaldas anchas",
+            "reflejos": "Desenfunda rápido",
+            "voluntad": "Ha visto cosas en Marruecos",
+            "intelecto": "Pocas letras, mucha calle",
+        },
+        "hitos": [
+            "Sirvió en la guerra de Marruecos",
+            "Expulsado del cuerpo por insubordinación",
+            "Salvó a un niño de un incendio",
+            "Conoce a todos los serenos de Madrid",
+        ],
         "complications": ["Pesadillas con el desierto"],
-        "skills": [("Armas de fuego", "combate", 6), ("Escoltar", "profesion", 5), ("Pelea", "combate", 5),
-                   ("Intimidar", "interaccion", 4), ("Vigilar", "percepcion", 5), ("Atletismo", "forma_fisica", 4),
-                   ("Callejear", "subterfugio", 4), ("Conducir", "profesion", 3), ("Primeros auxilios", "profesion", 2),
-                   ("Cartas", "interaccion", 2)],
+        "skills": [
+            ("Armas de fuego", "combate", 6),
+            ("Escoltar", "profesion", 5),
+            ("Pelea", "combate", 5),
+            ("Intimidar", "interaccion", 4),
+            ("Vigilar", "percepcion", 5),
+            ("Atletismo", "forma_fisica", 4),
+            ("Callejear", "subterfugio", 4),
+            ("Conducir", "profesion", 3),
+            ("Primeros auxilios", "profesion", 2),
+            ("Cartas", "interaccion", 2),
+        ],
         "weapons": [("Revólver", "M", False, "6 balas"), ("Porra", "C", True, "")],
         # Wounded (Herido) and shaken (Alterado): each mark stays below Aguante 7
         # and Entereza 7, so no mass-damage or trauma test is due.
@@ -90,11 +135,13 @@ def sheets_demo_load(campaign) -> None:
             character.status = Character.Status.APPROVED
             character.save(update_fields=["status"])
         for amount, reason in spec["damage"]:
-            services.meter_apply(character=character, actor=gm, meter=services.HEALTH, action="damage",
-                                 amount=amount, reason=reason)
+            services.meter_apply(
+                character=character, actor=gm, meter=services.HEALTH, action="damage", amount=amount, reason=reason
+            )
         for amount, reason in spec["imbalance"]:
-            services.meter_apply(character=character, actor=gm, meter=services.MENTAL, action="imbalance",
-                                 amount=amount, reason=reason)
+            services.meter_apply(
+                character=character, actor=gm, meter=services.MENTAL, action="imbalance", amount=amount, reason=reason
+            )
     if not Character.objects.filter(campaign=campaign, name=DEMO_NPC).exists():
         services.sheet_create(
             campaign=campaign,
@@ -102,8 +149,16 @@ def sheets_demo_load(campaign) -> None:
             actor=gm,
             kind=Character.Kind.NPC,
             data=SheetData(
-                fields={"name": DEMO_NPC, "fortaleza": 6, "reflejos": 4, "voluntad": 5, "intelecto": 4, "rd": 0,
-                        "damage_code": "C", "gm_notes": "Lleva cuarenta años sirviendo a los Albarrán. Y a algo más."},
+                fields={
+                    "name": DEMO_NPC,
+                    "fortaleza": 6,
+                    "reflejos": 4,
+                    "voluntad": 5,
+                    "intelecto": 4,
+                    "rd": 0,
+                    "damage_code": "C",
+                    "gm_notes": "Lleva cuarenta años sirviendo a los Albarrán. Y a algo más.",
+                },
                 concept="Mayordomo leal a quien no debe",
                 skills=[("Pelea", "combate", 4), ("Vigilar", "percepcion", 4), ("Mentir", "interaccion", 5)],
             ),

@@ -77,19 +77,27 @@ class SheetForm(forms.Form):
         label=_("Secuelas temporales"), widget=forms.Textarea(attrs={"rows": 2}), required=False, help_text=LINES_HELP
     )
     secuelas_permanentes = forms.CharField(
-        label=_("Secuelas permanentes"), widget=forms.Textarea(attrs={"rows": 2}), required=False,
+        label=_("Secuelas permanentes"),
+        widget=forms.Textarea(attrs={"rows": 2}),
+        required=False,
         help_text=LINES_HELP,
     )
     public_description = forms.CharField(
         label=_("Descripción pública"), widget=forms.Textarea(attrs={"rows": 4}), required=False, max_length=10000
     )
     private_notes = forms.CharField(
-        label=_("Notas privadas"), widget=forms.Textarea(attrs={"rows": 3}), required=False, max_length=20000,
+        label=_("Notas privadas"),
+        widget=forms.Textarea(attrs={"rows": 3}),
+        required=False,
+        max_length=20000,
         help_text=_("Solo las ves tú y la dirección."),
     )
     gm_notes = forms.CharField(
-        label=_("Notas de la dirección"), widget=forms.Textarea(attrs={"rows": 3}), required=False,
-        max_length=20000, help_text=_("Solo las ve la dirección."),
+        label=_("Notas de la dirección"),
+        widget=forms.Textarea(attrs={"rows": 3}),
+        required=False,
+        max_length=20000,
+        help_text=_("Solo las ve la dirección."),
     )
 
     def __init__(self, *args, is_gm: bool = False, creating: bool = False, **kwargs):
@@ -142,8 +150,17 @@ class SheetForm(forms.Form):
         data = self.cleaned_data
         fields = {
             name: data[name]
-            for name in ("name", "cita", *CHARACTERISTIC_FIELDS, "drama", "degeneracion", "armour", "rd",
-                         "public_description", "private_notes")
+            for name in (
+                "name",
+                "cita",
+                *CHARACTERISTIC_FIELDS,
+                "drama",
+                "degeneracion",
+                "armour",
+                "rd",
+                "public_description",
+                "private_notes",
+            )
         }
         fields["secuelas"] = [{"text": t, "permanent": False} for t in _lines(data["secuelas_temporales"])] + [
             {"text": t, "permanent": True} for t in _lines(data["secuelas_permanentes"])
@@ -171,8 +188,19 @@ class SheetForm(forms.Form):
         aspects = [a for a in character.aspects.all() if a.ended_at is None]
         initial: dict[str, Any] = {
             name: getattr(character, name)
-            for name in ("name", "cita", *CHARACTERISTIC_FIELDS, "drama", "drama_points", "degeneracion", "armour",
-                         "rd", "public_description", "private_notes", "gm_notes")
+            for name in (
+                "name",
+                "cita",
+                *CHARACTERISTIC_FIELDS,
+                "drama",
+                "drama_points",
+                "degeneracion",
+                "armour",
+                "rd",
+                "public_description",
+                "private_notes",
+                "gm_notes",
+            )
         }
         initial["concept"] = next((a.phrase for a in aspects if a.kind == Aspect.Kind.CONCEPT), "")
         for a in aspects:
@@ -195,10 +223,12 @@ class NpcForm(forms.Form):
     voluntad = _characteristic_field("voluntad")
     intelecto = _characteristic_field("intelecto")
     rd = forms.IntegerField(label=_("RD"), min_value=0, max_value=20, initial=0)
-    damage_code = forms.CharField(label=_("Código de daño"), max_length=20, required=False,
-                                  help_text=_("Por ejemplo C, M o mM."))
-    gm_notes = forms.CharField(label=_("Notas de la dirección"), widget=forms.Textarea(attrs={"rows": 3}),
-                               required=False, max_length=20000)
+    damage_code = forms.CharField(
+        label=_("Código de daño"), max_length=20, required=False, help_text=_("Por ejemplo C, M o mM.")
+    )
+    gm_notes = forms.CharField(
+        label=_("Notas de la dirección"), widget=forms.Textarea(attrs={"rows": 3}), required=False, max_length=20000
+    )
 
     clean_fortaleza = SheetForm.clean_fortaleza
     clean_reflejos = SheetForm.clean_reflejos
@@ -232,7 +262,9 @@ class SkillForm(forms.Form):
     name = forms.CharField(label=_("Habilidad"), max_length=80)
     category = forms.ChoiceField(label=_("Categoría"), choices=[("", "—"), *SKILL_CATEGORIES])
     value = forms.IntegerField(
-        label=_("Valor"), min_value=0, max_value=10,
+        label=_("Valor"),
+        min_value=0,
+        max_value=10,
         widget=forms.NumberInput(attrs={"min": 0, "max": 10, "inputmode": "numeric"}),
     )
 
@@ -247,8 +279,10 @@ class WeaponForm(forms.Form):
     name = forms.CharField(label=_("Arma"), max_length=80)
     damage_code = forms.CharField(label=_("Código de daño"), max_length=20)
     melee = forms.TypedChoiceField(
-        label=_("Tipo"), choices=[("1", _("Cuerpo a cuerpo")), ("0", _("A distancia"))],
-        coerce=lambda v: v == "1", initial="1",
+        label=_("Tipo"),
+        choices=[("1", _("Cuerpo a cuerpo")), ("0", _("A distancia"))],
+        coerce=lambda v: v == "1",
+        initial="1",
     )
     notes = forms.CharField(label=_("Notas"), max_length=200, required=False)
 
@@ -314,13 +348,14 @@ class NotesForm(forms.Form):
 
 class ReviewForm(forms.Form):
     decision = forms.ChoiceField(
-        label=_("Decisión"), choices=[("approve", _("Aprobar")), ("return", _("Devolver con comentarios"))],
+        label=_("Decisión"),
+        choices=[("approve", _("Aprobar")), ("return", _("Devolver con comentarios"))],
         widget=forms.RadioSelect,
     )
-    comment = forms.CharField(label=_("Comentario"), widget=forms.Textarea(attrs={"rows": 3}), required=False,
-                              max_length=5000)
-    accept_budget = forms.BooleanField(label=_("Acepto las desviaciones del presupuesto de creación"),
-                                       required=False)
+    comment = forms.CharField(
+        label=_("Comentario"), widget=forms.Textarea(attrs={"rows": 3}), required=False, max_length=5000
+    )
+    accept_budget = forms.BooleanField(label=_("Acepto las desviaciones del presupuesto de creación"), required=False)
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -359,14 +394,19 @@ METER_ACTION_LABELS = {
 class MeterForm(forms.Form):
     action = forms.ChoiceField(label=_("Acción"))
     amount = forms.IntegerField(
-        label=_("Cantidad"), min_value=0, max_value=200, required=False,
+        label=_("Cantidad"),
+        min_value=0,
+        max_value=200,
+        required=False,
         error_messages={
             "invalid": _("Escribe un número entero de 0 o más."),
             "min_value": _("La cantidad no puede ser negativa."),
         },
         widget=forms.NumberInput(attrs={"min": 0, "inputmode": "numeric"}),
     )
-    rested = forms.BooleanField(label=_("Con descanso suficiente (tiradas de curación y recuperación)"), required=False, initial=True)
+    rested = forms.BooleanField(
+        label=_("Con descanso suficiente (tiradas de curación y recuperación)"), required=False, initial=True
+    )
     reason = forms.CharField(label=_("Motivo"), max_length=500, required=False)
 
     def __init__(self, *args, meter: str, campaign, **kwargs):
@@ -384,9 +424,7 @@ class MeterForm(forms.Form):
 
 
 class DramaForm(forms.Form):
-    change = forms.TypedChoiceField(
-        label=_("Cambio"), choices=[("-1", _("Gastar 1")), ("1", _("Ganar 1"))], coerce=int
-    )
+    change = forms.TypedChoiceField(label=_("Cambio"), choices=[("-1", _("Gastar 1")), ("1", _("Ganar 1"))], coerce=int)
     reason = forms.CharField(label=_("Motivo"), max_length=500, required=False)
 
     def __init__(self, *args, campaign, **kwargs):
@@ -406,9 +444,7 @@ class AspectForm(forms.Form):
 
 
 class AspectActionForm(forms.Form):
-    action = forms.ChoiceField(
-        choices=[("exhaust", _("Agotar")), ("recover", _("Recuperar")), ("end", _("Retirar"))]
-    )
+    action = forms.ChoiceField(choices=[("exhaust", _("Agotar")), ("recover", _("Recuperar")), ("end", _("Retirar"))])
     until = forms.ChoiceField(
         required=False,
         choices=[(Aspect.Duration.SESSION, _("próxima sesión")), (Aspect.Duration.STORY, _("próxima historia"))],
@@ -494,13 +530,24 @@ def import_form_data(data: dict[str, Any]) -> dict[str, Any]:
     skills = [s for s in _list(data.get("skills")) if isinstance(s, dict)]
     post.update({"skills-TOTAL_FORMS": len(skills), "skills-INITIAL_FORMS": 0})
     for i, s in enumerate(skills):
-        post.update({f"skills-{i}-name": _text(s.get("name")), f"skills-{i}-category": _text(s.get("category")),
-                     f"skills-{i}-value": s.get("value", "")})
+        post.update(
+            {
+                f"skills-{i}-name": _text(s.get("name")),
+                f"skills-{i}-category": _text(s.get("category")),
+                f"skills-{i}-value": s.get("value", ""),
+            }
+        )
     weapons = [w for w in _list(data.get("weapons")) if isinstance(w, dict)]
     post.update({"weapons-TOTAL_FORMS": len(weapons), "weapons-INITIAL_FORMS": 0})
     for i, w in enumerate(weapons):
-        post.update({f"weapons-{i}-name": _text(w.get("name")), f"weapons-{i}-damage_code": _text(w.get("damage_code")),
-                     f"weapons-{i}-melee": "1" if w.get("melee", True) else "0", f"weapons-{i}-notes": _text(w.get("notes"))})
+        post.update(
+            {
+                f"weapons-{i}-name": _text(w.get("name")),
+                f"weapons-{i}-damage_code": _text(w.get("damage_code")),
+                f"weapons-{i}-melee": "1" if w.get("melee", True) else "0",
+                f"weapons-{i}-notes": _text(w.get("notes")),
+            }
+        )
     return {k: str(v) if v is not None else "" for k, v in post.items()}
 
 

@@ -101,9 +101,7 @@ class Character(models.Model):
     )
     drama = models.PositiveSmallIntegerField(_("Drama"), default=5, validators=[MaxValueValidator(20)])
     drama_points = models.PositiveSmallIntegerField(_("puntos dramáticos"), default=5)
-    degeneracion = models.PositiveSmallIntegerField(
-        _("Degeneración"), default=0, validators=[MaxValueValidator(10)]
-    )
+    degeneracion = models.PositiveSmallIntegerField(_("Degeneración"), default=0, validators=[MaxValueValidator(10)])
     armour = models.CharField(_("armadura"), max_length=120, blank=True)
     rd = models.PositiveSmallIntegerField(_("RD"), default=0, validators=[MaxValueValidator(20)])
     # NPC stat blocks carry the damage code of their usual attack.
@@ -355,16 +353,12 @@ class SheetEvent(models.Model):
         NEW_SCENE = "new_scene", _("nueva escena")
 
     campaign = models.ForeignKey("campaigns.Campaign", on_delete=models.CASCADE, related_name="sheet_events")
-    character = models.ForeignKey(
-        Character, null=True, blank=True, on_delete=models.CASCADE, related_name="events"
-    )
+    character = models.ForeignKey(Character, null=True, blank=True, on_delete=models.CASCADE, related_name="events")
     actor = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
     kind = models.CharField(max_length=16, choices=Kind.choices)
     summary = models.CharField(max_length=500)
     reason = models.CharField(_("motivo"), max_length=500, blank=True)
-    post = models.ForeignKey(
-        "campaigns.Post", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
-    )
+    post = models.ForeignKey("campaigns.Post", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
     # The roll-log entry behind the change (rolls.RollEntry), by id and permalink.
     roll_id = models.BigIntegerField(null=True, blank=True)
     roll_url = models.CharField(max_length=200, blank=True)

@@ -67,8 +67,19 @@ class SheetData:
     weapons: list[tuple[str, str, bool, str]] = field(default_factory=list)  # name, code, melee, notes
 
 
-def _log(character: Character | None, campaign, actor, kind, summary="", *, reason="", post=None, roll=None,
-         before=None, after=None) -> SheetEvent:
+def _log(
+    character: Character | None,
+    campaign,
+    actor,
+    kind,
+    summary="",
+    *,
+    reason="",
+    post=None,
+    roll=None,
+    before=None,
+    after=None,
+) -> SheetEvent:
     return SheetEvent.objects.create(
         campaign=campaign,
         character=character,
@@ -95,10 +106,7 @@ def _sync_aspects(character: Character, data: SheetData) -> None:
             wanted.append((Aspect.Kind.TRAIT, name, i, data.traits[name]))
     wanted += [(Aspect.Kind.HITO, "", i, p) for i, p in enumerate(data.hitos)]
     wanted += [(Aspect.Kind.COMPLICATION, "", i, p) for i, p in enumerate(data.complications)]
-    existing = {
-        (a.kind, a.position): a
-        for a in character.aspects.active().exclude(kind=Aspect.Kind.TEMPORARY)
-    }
+    existing = {(a.kind, a.position): a for a in character.aspects.active().exclude(kind=Aspect.Kind.TEMPORARY)}
     now = timezone.now()
     for kind, characteristic, position, phrase in wanted:
         aspect = existing.pop((kind, position), None)
@@ -141,8 +149,9 @@ def _apply_fields(character: Character, data: SheetData) -> None:
 
 
 @transaction.atomic
-def sheet_create(*, campaign, owner, actor, data: SheetData, kind: str = Character.Kind.PC,
-                 imported: bool = False) -> Character:
+def sheet_create(
+    *, campaign, owner, actor, data: SheetData, kind: str = Character.Kind.PC, imported: bool = False
+) -> Character:
     """A new draft (or, for an NPC, an approved stat block owned by the GM).
     A new character starts with as many drama points as its Drama (H26)."""
     character = Character(campaign=campaign, owner=owner, kind=kind)
@@ -216,8 +225,9 @@ def sheet_submit(*, character: Character, actor) -> Character:
 
 
 @transaction.atomic
-def sheet_review(*, character: Character, actor, approve: bool, comment: str = "",
-                 accept_budget: bool = False) -> Character:
+def sheet_review(
+    *, character: Character, actor, approve: bool, comment: str = "", accept_budget: bool = False
+) -> Character:
     """Submitted → approved (the owner can no longer edit it, except notes) or
     returned with the GM's comment (the owner edits and submits again).
     Approving a sheet with budget warnings needs ``accept_budget``."""
@@ -282,8 +292,17 @@ def _meter_snapshot(character: Character, meter: str) -> dict[str, Any]:
     return {"boxes": m.boxes, "slashes": m.slashes, "crosses": m.crosses, "state": STATE_LABELS[state]}
 
 
-def meter_apply(*, character: Character, actor, meter: str, action: str, amount: int | None = None,
-                rested: bool = True, reason: str = "", post=None) -> MeterChange:
+def meter_apply(
+    *,
+    character: Character,
+    actor,
+    meter: str,
+    action: str,
+    amount: int | None = None,
+    rested: bool = True,
+    reason: str = "",
+    post=None,
+) -> MeterChange:
     """Change a meter by one of ``METER_ACTIONS``. Side effects: the character's
     marks, a ``SheetEvent``, and for a mass-damage / trauma test or a periodic
     healing / recovery roll, one entry in the campaign's roll log (same
@@ -404,27 +423,40 @@ def drama_adjust(*, character: Character, actor, change: int, reason: str = "", 
         before = locked.drama_points
         locked.drama_points = balances[key]
         locked.save(update_fields=["drama_points", "updated_at"])
-        _log(locked, locked.campaign, actor, SheetEvent.Kind.DRAMA, f"{before} → {locked.drama_points}",
-             reason=reason, post=post, before={"drama_points": before}, after={"drama_points": locked.drama_points})
+        _log(
+            locked,
+            locked.campaign,
+            actor,
+            SheetEvent.Kind.DRAMA,
+            f"{before} → {locked.drama_points}",
+            reason=reason,
+            post=post,
+            before={"drama_points": before},
+            after={"drama_points": locked.drama_points},
+        )
     return locked
 
 
 @transaction.atomic
 def aspect_add_temporary(*, character: Character, actor, phrase: str, duration: str, origin: str = "") -> Aspect:
-    aspect = Aspect(
-        character=character, kind=Aspect.Kind.TEMPORARY, phrase=phrase, duration=duration, origin=origin
-    )
+    aspect = Aspect(character=character, kind=Aspect.Kind.TEMPORARY, phrase=phrase, duration=duration, origin=origin)
     aspect.full_clean()
     aspect.save()
-    _log(character, character.campaign, actor, SheetEvent.Kind.ASPECT,
-         _("nuevo aspecto temporal «%(phrase)s» (%(duration)s)") % {
-             "phrase": phrase, "duration": aspect.get_duration_display()})
+    _log(
+        character,
+        character.campaign,
+        actor,
+        SheetEvent.Kind.ASPECT,
+        _("nuevo aspecto temporal «%(phrase)s» (%(duration)s)")
+        % {"phrase": phrase, "duration": aspect.get_duration_display()},
+    )
     return aspect
 
 
 @transaction.atomic
-def aspect_change(*, aspect: Aspect, actor, action: str, until: str = Aspect.Duration.SESSION,
-                  reason: str = "") -> Aspect:
+def aspect_change(
+    *, aspect: Aspect, actor, action: str, until: str = Aspect.Duration.SESSION, reason: str = ""
+) -> Aspect:
     """Exhaust an own aspect until the next session or story (H13, H27), recover
     it, or end a temporary aspect."""
     character = aspect.character
@@ -469,13 +501,24 @@ def campaign_new_session(*, campaign, actor, reason: str = "", new_story: bool =
         before = character.drama_points
         character.drama_points = session_refresh(character.drama)
         character.save(update_fields=["drama_points", "updated_at"])
-        _log(character, campaign, actor, SheetEvent.Kind.NEW_SESSION, f"{before} → {character.drama_points}",
-             reason=reason, before={"drama_points": before}, after={"drama_points": character.drama_points})
+        _log(
+            character,
+            campaign,
+            actor,
+            SheetEvent.Kind.NEW_SESSION,
+            f"{before} → {character.drama_points}",
+            reason=reason,
+            before={"drama_points": before},
+            after={"drama_points": character.drama_points},
+        )
     aspects = Aspect.objects.filter(character__campaign=campaign).active()
     ended = aspects.filter(kind=Aspect.Kind.TEMPORARY, duration__in=ending).update(ended_at=now)
     recovered = aspects.filter(exhausted_until__in=recovering).update(exhausted_until="")
     summary = _("%(n)s fichas renovadas, %(ended)s aspectos temporales terminados, %(rec)s aspectos recuperados") % {
-        "n": len(characters), "ended": ended, "rec": recovered}
+        "n": len(characters),
+        "ended": ended,
+        "rec": recovered,
+    }
     if new_story:
         summary += " · " + _("nueva historia")
     _log(None, campaign, actor, SheetEvent.Kind.NEW_SESSION, summary, reason=reason)
@@ -486,13 +529,18 @@ def campaign_new_session(*, campaign, actor, reason: str = "", new_story: bool =
 def campaign_new_scene(*, campaign, actor, reason: str = "") -> int:
     """Scene-long temporary aspects end. Returns how many ended."""
     ended = (
-        Aspect.objects.filter(character__campaign=campaign, kind=Aspect.Kind.TEMPORARY,
-                              duration=Aspect.Duration.SCENE)
+        Aspect.objects.filter(character__campaign=campaign, kind=Aspect.Kind.TEMPORARY, duration=Aspect.Duration.SCENE)
         .active()
         .update(ended_at=timezone.now())
     )
-    _log(None, campaign, actor, SheetEvent.Kind.NEW_SCENE,
-         _("%(n)s aspectos temporales terminados") % {"n": ended}, reason=reason)
+    _log(
+        None,
+        campaign,
+        actor,
+        SheetEvent.Kind.NEW_SCENE,
+        _("%(n)s aspectos temporales terminados") % {"n": ended},
+        reason=reason,
+    )
     return ended
 
 

@@ -70,9 +70,7 @@ def _campaign_for(
     request: HttpRequest, slug: str, *, need: Callable[[Access], bool] | None = None
 ) -> tuple[Campaign, Access, CampaignSheetOptions]:
     """A HITOS campaign the user may read (404 otherwise); 403 without ``need``."""
-    campaign = get_object_or_404(
-        Campaign.objects.select_related("gm", "sheet_options"), slug=slug, system=System.HITOS
-    )
+    campaign = get_object_or_404(Campaign.objects.select_related("gm", "sheet_options"), slug=slug, system=System.HITOS)
     access = campaign_access(request.user, campaign)
     if not can_view_campaign(access):
         raise Http404
@@ -167,8 +165,9 @@ def _detail_context(access: Access, character: Character, options: CampaignSheet
 def _scene_aspects(access: Access, campaign: Campaign) -> list[SceneAspect]:
     scenes = CampaignScene.objects.visible_to(access.user, campaign, is_gm=access.is_gm, is_member=access.is_member)
     return list(
-        SceneAspect.objects.filter(scene__in=scenes.filter(status=CampaignScene.Status.OPEN).values("pk"))
-        .select_related("scene")
+        SceneAspect.objects.filter(
+            scene__in=scenes.filter(status=CampaignScene.Status.OPEN).values("pk")
+        ).select_related("scene")
     )
 
 
@@ -207,9 +206,7 @@ def sheet_list(request: HtmxHttpRequest, slug: str) -> HttpResponse:
         "can_manage": perms.can_manage_sheets(access),
         "session_form": NewSessionForm(),
         "scene_form": NewSceneForm(),
-        "recent": list(
-            SheetEvent.objects.filter(campaign=campaign, character__isnull=True).select_related("actor")[:5]
-        )
+        "recent": list(SheetEvent.objects.filter(campaign=campaign, character__isnull=True).select_related("actor")[:5])
         if access.is_gm
         else [],
     }
@@ -236,12 +233,12 @@ def session_new(request: HtmxHttpRequest, slug: str) -> HttpResponse:
     form = NewSessionForm(request.POST)
     if form.is_valid():
         count = services.campaign_new_session(
-            campaign=campaign, actor=request.user, reason=form.cleaned_data["reason"],
+            campaign=campaign,
+            actor=request.user,
+            reason=form.cleaned_data["reason"],
             new_story=form.cleaned_data["new_story"],
         )
-        messages.success(
-            request, _("Nueva sesión: %(n)s fichas con sus puntos dramáticos renovados.") % {"n": count}
-        )
+        messages.success(request, _("Nueva sesión: %(n)s fichas con sus puntos dramáticos renovados.") % {"n": count})
     else:
         messages.error(request, _("No se ha podido empezar la sesión."))
     return redirect("sheets:sheet-list", campaign.slug)
@@ -263,8 +260,11 @@ def scene_new(request: HtmxHttpRequest, slug: str) -> HttpResponse:
 
 def _sheet_forms(request, campaign, access, *, character=None, creating=False):
     data = request.POST if request.method == "POST" else None
-    initial = SheetForm.initial_for(character) if character else {"drama": 5, "fortaleza": 5, "reflejos": 5,
-                                                                        "voluntad": 5, "intelecto": 5}
+    initial = (
+        SheetForm.initial_for(character)
+        if character
+        else {"drama": 5, "fortaleza": 5, "reflejos": 5, "voluntad": 5, "intelecto": 5}
+    )
     form = SheetForm(data, initial=initial, is_gm=access.is_gm, creating=creating)
     skills = SkillFormSet(data, prefix="skills", initial=skills_initial(character) if character else None)
     weapons = WeaponFormSet(data, prefix="weapons", initial=weapons_initial(character) if character else None)
@@ -278,7 +278,9 @@ def _render_sheet_form(request, context, form, skills, *, npc=False) -> HttpResp
     elif context.get("character") is not None:
         context["preview"] = _stored_preview(context["character"])
     else:
-        context["preview"] = sheet_preview({k: str(v) for k, v in form.initial.items()}, campaign_options(context["campaign"]))
+        context["preview"] = sheet_preview(
+            {k: str(v) for k, v in form.initial.items()}, campaign_options(context["campaign"])
+        )
     context["formset_helper"] = formset_helper()
     context["npc"] = npc
     if request.htmx and request.method == "POST":
@@ -295,7 +297,9 @@ def sheet_create(request: HtmxHttpRequest, slug: str) -> HttpResponse:
     if request.method == "POST" and "preview" not in request.POST:
         if form.is_valid() and skills.is_valid() and weapons.is_valid():
             character = services.sheet_create(
-                campaign=campaign, owner=request.user, actor=request.user,
+                campaign=campaign,
+                owner=request.user,
+                actor=request.user,
                 data=form.sheet_data(skills.rows(), weapons.rows()),
             )
             messages.success(request, _("Ficha creada como borrador. Envíala a la dirección cuando esté lista."))
@@ -333,7 +337,10 @@ def npc_create(request: HtmxHttpRequest, slug: str) -> HttpResponse:
     if request.method == "POST" and "preview" not in request.POST:
         if form.is_valid() and skills.is_valid():
             character = services.sheet_create(
-                campaign=campaign, owner=request.user, actor=request.user, kind=Character.Kind.NPC,
+                campaign=campaign,
+                owner=request.user,
+                actor=request.user,
+                kind=Character.Kind.NPC,
                 data=form.sheet_data(skills.rows()),
             )
             messages.success(request, _("PNJ creado."))
@@ -344,8 +351,9 @@ def npc_create(request: HtmxHttpRequest, slug: str) -> HttpResponse:
 def _npc_edit(request: HtmxHttpRequest, character: Character, access: Access) -> HttpResponse:
     """The NPC branch of ``sheet_edit`` (same URL, same access check)."""
     data = request.POST if request.method == "POST" else None
-    initial = {name: getattr(character, name) for name in ("name", *CHARACTERISTIC_FIELDS, "rd", "damage_code",
-                                                           "gm_notes")}
+    initial = {
+        name: getattr(character, name) for name in ("name", *CHARACTERISTIC_FIELDS, "rd", "damage_code", "gm_notes")
+    }
     initial["concept"] = next((a.phrase for a in character.aspects.all() if a.kind == Aspect.Kind.CONCEPT), "")
     form = NpcForm(data, initial=initial)
     skills = SkillFormSet(data, prefix="skills", initial=skills_initial(character))
@@ -372,7 +380,8 @@ def sheet_detail(request: HtmxHttpRequest, slug: str, character_id: int) -> Http
     if context["can_notes"]:
         context["notes_form"] = NotesForm(
             initial={f: getattr(character, f) for f in ("private_notes", "public_description", "gm_notes")},
-            is_gm=access.is_gm, description_allowed=options.players_edit_description,
+            is_gm=access.is_gm,
+            description_allowed=options.players_edit_description,
         )
     return render(request, "sheets/sheet_detail.html", context)
 
@@ -412,8 +421,11 @@ def sheet_review(request: HtmxHttpRequest, slug: str, character_id: int) -> Http
         approve = form.cleaned_data["decision"] == "approve"
         try:
             services.sheet_review(
-                character=character, actor=request.user, approve=approve,
-                comment=form.cleaned_data["comment"], accept_budget=form.cleaned_data["accept_budget"],
+                character=character,
+                actor=request.user,
+                approve=approve,
+                comment=form.cleaned_data["comment"],
+                accept_budget=form.cleaned_data["accept_budget"],
             )
         except ValidationError as exc:
             form.add_error("accept_budget", exc)
@@ -452,8 +464,14 @@ def meter_update(request: HtmxHttpRequest, slug: str, character_id: int, meter: 
         data = form.cleaned_data
         try:
             change = services.meter_apply(
-                character=character, actor=request.user, meter=meter, action=data["action"], amount=data["amount"],
-                rested=data["rested"], reason=data["reason"], post=data["post"],
+                character=character,
+                actor=request.user,
+                meter=meter,
+                action=data["action"],
+                amount=data["amount"],
+                rested=data["rested"],
+                reason=data["reason"],
+                post=data["post"],
             )
         except ValidationError as exc:
             form.add_error(None, exc)
@@ -463,8 +481,8 @@ def meter_update(request: HtmxHttpRequest, slug: str, character_id: int, meter: 
                 if not request.htmx:
                     messages.info(
                         request,
-                        _("%(purpose)s: %(dice)s.") % {"purpose": change.roll.purpose,
-                                                        "dice": ", ".join(map(str, change.roll.dice))},
+                        _("%(purpose)s: %(dice)s.")
+                        % {"purpose": change.roll.purpose, "dice": ", ".join(map(str, change.roll.dice))},
                     )
             form = None
     return _play_response(request, access, character, options, "sheet-meters", **{key: form}, **extra)
@@ -480,8 +498,11 @@ def drama_update(request: HtmxHttpRequest, slug: str, character_id: int) -> Http
     if form.is_valid():
         try:
             services.drama_adjust(
-                character=character, actor=request.user, change=form.cleaned_data["change"],
-                reason=form.cleaned_data["reason"], post=form.cleaned_data["post"],
+                character=character,
+                actor=request.user,
+                change=form.cleaned_data["change"],
+                reason=form.cleaned_data["reason"],
+                post=form.cleaned_data["post"],
             )
         except ValidationError as exc:
             form.add_error(None, exc)
@@ -511,8 +532,12 @@ def aspect_update(request: HtmxHttpRequest, slug: str, character_id: int, aspect
     error = None
     if form.is_valid():
         try:
-            services.aspect_change(aspect=aspect, actor=request.user, action=form.cleaned_data["action"],
-                                   until=form.cleaned_data["until"] or Aspect.Duration.SESSION)
+            services.aspect_change(
+                aspect=aspect,
+                actor=request.user,
+                action=form.cleaned_data["action"],
+                until=form.cleaned_data["until"] or Aspect.Duration.SESSION,
+            )
         except ValidationError as exc:
             error = exc.messages[0]
     else:
@@ -572,11 +597,15 @@ def sheet_import(request: HtmxHttpRequest, slug: str) -> HttpResponse:
         skills = SkillFormSet(post, prefix="skills")
         weapons = WeaponFormSet(post, prefix="weapons")
         if sheet_form.is_valid() and skills.is_valid() and weapons.is_valid():
-            sheet_data = sheet_form.sheet_data(skills.rows()) if npc else sheet_form.sheet_data(
-                skills.rows(), weapons.rows()
+            sheet_data = (
+                sheet_form.sheet_data(skills.rows()) if npc else sheet_form.sheet_data(skills.rows(), weapons.rows())
             )
             character = services.sheet_create(
-                campaign=campaign, owner=request.user, actor=request.user, data=sheet_data, imported=True,
+                campaign=campaign,
+                owner=request.user,
+                actor=request.user,
+                data=sheet_data,
+                imported=True,
                 kind=Character.Kind.NPC if npc else Character.Kind.PC,
             )
             messages.success(request, _("Ficha importada como borrador."))

@@ -8,7 +8,6 @@ import campaigns.models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
     dependencies = [
@@ -17,208 +16,469 @@ class Migration(migrations.Migration):
 
     operations = [
         migrations.CreateModel(
-            name='PostReport',
+            name="PostReport",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('reason', models.CharField(max_length=1000, verbose_name='motivo')),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('resolved_at', models.DateTimeField(blank=True, null=True)),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("reason", models.CharField(max_length=1000, verbose_name="motivo")),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("resolved_at", models.DateTimeField(blank=True, null=True)),
             ],
             options={
-                'ordering': ['-created_at', '-id'],
+                "ordering": ["-created_at", "-id"],
             },
         ),
         migrations.CreateModel(
-            name='PostRevision',
+            name="PostRevision",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('body', models.TextField()),
-                ('body_html', models.TextField()),
-                ('note', models.TextField(blank=True)),
-                ('note_html', models.TextField(blank=True)),
-                ('reason', models.CharField(blank=True, max_length=500)),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("body", models.TextField()),
+                ("body_html", models.TextField()),
+                ("note", models.TextField(blank=True)),
+                ("note_html", models.TextField(blank=True)),
+                ("reason", models.CharField(blank=True, max_length=500)),
             ],
             options={
-                'ordering': ['-created_at', '-id'],
+                "ordering": ["-created_at", "-id"],
             },
         ),
         migrations.CreateModel(
-            name='Scene',
+            name="Scene",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('title', models.CharField(max_length=120, verbose_name='título')),
-                ('description', models.TextField(blank=True, max_length=20000, verbose_name='descripción')),
-                ('description_html', models.TextField(blank=True, editable=False)),
-                ('status', models.CharField(choices=[('open', 'Abierta'), ('locked', 'Cerrada'), ('archived', 'Archivada')], default='open', max_length=10, verbose_name='estado')),
-                ('everyone', models.BooleanField(default=True, help_text='Desmárcalo para un grupo separado: solo la verán los miembros elegidos.', verbose_name='visible para todos los miembros')),
-                ('position', models.PositiveIntegerField(default=0, verbose_name='orden')),
-                ('is_offgame', models.BooleanField(default=False, editable=False, verbose_name='fuera de juego')),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("title", models.CharField(max_length=120, verbose_name="título")),
+                ("description", models.TextField(blank=True, max_length=20000, verbose_name="descripción")),
+                ("description_html", models.TextField(blank=True, editable=False)),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[("open", "Abierta"), ("locked", "Cerrada"), ("archived", "Archivada")],
+                        default="open",
+                        max_length=10,
+                        verbose_name="estado",
+                    ),
+                ),
+                (
+                    "everyone",
+                    models.BooleanField(
+                        default=True,
+                        help_text="Desmárcalo para un grupo separado: solo la verán los miembros elegidos.",
+                        verbose_name="visible para todos los miembros",
+                    ),
+                ),
+                ("position", models.PositiveIntegerField(default=0, verbose_name="orden")),
+                ("is_offgame", models.BooleanField(default=False, editable=False, verbose_name="fuera de juego")),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
             ],
             options={
-                'verbose_name': 'escena',
-                'verbose_name_plural': 'escenas',
-                'ordering': ['position', 'id'],
+                "verbose_name": "escena",
+                "verbose_name_plural": "escenas",
+                "ordering": ["position", "id"],
             },
         ),
         migrations.CreateModel(
-            name='SceneAspect',
+            name="SceneAspect",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('phrase', models.CharField(max_length=200, verbose_name='aspecto')),
-                ('position', models.PositiveSmallIntegerField(default=0)),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("phrase", models.CharField(max_length=200, verbose_name="aspecto")),
+                ("position", models.PositiveSmallIntegerField(default=0)),
             ],
             options={
-                'verbose_name': 'aspecto de situación',
-                'verbose_name_plural': 'aspectos de situación',
-                'ordering': ['position', 'id'],
+                "verbose_name": "aspecto de situación",
+                "verbose_name_plural": "aspectos de situación",
+                "ordering": ["position", "id"],
             },
         ),
         migrations.CreateModel(
-            name='SceneRead',
+            name="SceneRead",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('last_post_id', models.BigIntegerField(default=0)),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("last_post_id", models.BigIntegerField(default=0)),
             ],
         ),
         migrations.CreateModel(
-            name='Campaign',
+            name="Campaign",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('title', models.CharField(max_length=120, verbose_name='título')),
-                ('slug', models.SlugField(max_length=80, unique=True, verbose_name='dirección')),
-                ('system', models.CharField(choices=[('hitos', 'HITOS'), ('vaesen', 'Estilo Vaesen (reserva de d6)'), ('aventuras', 'Hora de Aventuras')], default='hitos', max_length=16, verbose_name='sistema')),
-                ('description', models.TextField(blank=True, max_length=20000, verbose_name='descripción')),
-                ('description_html', models.TextField(blank=True, editable=False)),
-                ('visibility', models.CharField(choices=[('public', 'Pública'), ('private', 'Privada')], default='public', max_length=10, verbose_name='visibilidad')),
-                ('status', models.CharField(choices=[('recruiting', 'Buscando jugadores'), ('playing', 'En juego'), ('finished', 'Terminada')], default='recruiting', max_length=12, verbose_name='estado')),
-                ('rules_options', models.JSONField(blank=True, default=dict, verbose_name='opciones de reglas')),
-                ('players_mark_own_meters', models.BooleanField(default=False, help_text='Si no, solo la dirección anota daño y desequilibrio mental en las fichas.', verbose_name='los jugadores marcan sus propios medidores')),
-                ('activation_deadline_hours', models.PositiveSmallIntegerField(default=48, help_text='Pasado el plazo, la dirección puede resolver la activación pendiente.', verbose_name='plazo para responder a una activación negativa (horas)')),
-                ('created_at', models.DateTimeField(auto_now_add=True, verbose_name='creada')),
-                ('gm', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='directed_campaigns', to=settings.AUTH_USER_MODEL, verbose_name='director de juego')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("title", models.CharField(max_length=120, verbose_name="título")),
+                ("slug", models.SlugField(max_length=80, unique=True, verbose_name="dirección")),
+                (
+                    "system",
+                    models.CharField(
+                        choices=[
+                            ("hitos", "HITOS"),
+                            ("vaesen", "Estilo Vaesen (reserva de d6)"),
+                            ("aventuras", "Hora de Aventuras"),
+                        ],
+                        default="hitos",
+                        max_length=16,
+                        verbose_name="sistema",
+                    ),
+                ),
+                ("description", models.TextField(blank=True, max_length=20000, verbose_name="descripción")),
+                ("description_html", models.TextField(blank=True, editable=False)),
+                (
+                    "visibility",
+                    models.CharField(
+                        choices=[("public", "Pública"), ("private", "Privada")],
+                        default="public",
+                        max_length=10,
+                        verbose_name="visibilidad",
+                    ),
+                ),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[
+                            ("recruiting", "Buscando jugadores"),
+                            ("playing", "En juego"),
+                            ("finished", "Terminada"),
+                        ],
+                        default="recruiting",
+                        max_length=12,
+                        verbose_name="estado",
+                    ),
+                ),
+                ("rules_options", models.JSONField(blank=True, default=dict, verbose_name="opciones de reglas")),
+                (
+                    "players_mark_own_meters",
+                    models.BooleanField(
+                        default=False,
+                        help_text="Si no, solo la dirección anota daño y desequilibrio mental en las fichas.",
+                        verbose_name="los jugadores marcan sus propios medidores",
+                    ),
+                ),
+                (
+                    "activation_deadline_hours",
+                    models.PositiveSmallIntegerField(
+                        default=48,
+                        help_text="Pasado el plazo, la dirección puede resolver la activación pendiente.",
+                        verbose_name="plazo para responder a una activación negativa (horas)",
+                    ),
+                ),
+                ("created_at", models.DateTimeField(auto_now_add=True, verbose_name="creada")),
+                (
+                    "gm",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="directed_campaigns",
+                        to=settings.AUTH_USER_MODEL,
+                        verbose_name="director de juego",
+                    ),
+                ),
             ],
             options={
-                'verbose_name': 'partida',
-                'verbose_name_plural': 'partidas',
-                'ordering': ['-created_at', '-id'],
+                "verbose_name": "partida",
+                "verbose_name_plural": "partidas",
+                "ordering": ["-created_at", "-id"],
             },
         ),
         migrations.CreateModel(
-            name='Invitation',
+            name="Invitation",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('token', models.CharField(default=campaigns.models._token, editable=False, max_length=40, unique=True)),
-                ('role', models.CharField(choices=[('cogm', 'Codirector'), ('player', 'Jugador'), ('reader', 'Lector')], default='player', max_length=8, verbose_name='papel')),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('expires_at', models.DateTimeField(verbose_name='caduca')),
-                ('max_uses', models.PositiveSmallIntegerField(default=5, verbose_name='usos máximos')),
-                ('uses', models.PositiveSmallIntegerField(default=0, verbose_name='usos')),
-                ('revoked', models.BooleanField(default=False, verbose_name='anulada')),
-                ('campaign', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='invitations', to='campaigns.campaign')),
-                ('created_by', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to=settings.AUTH_USER_MODEL)),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                (
+                    "token",
+                    models.CharField(default=campaigns.models._token, editable=False, max_length=40, unique=True),
+                ),
+                (
+                    "role",
+                    models.CharField(
+                        choices=[("cogm", "Codirector"), ("player", "Jugador"), ("reader", "Lector")],
+                        default="player",
+                        max_length=8,
+                        verbose_name="papel",
+                    ),
+                ),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("expires_at", models.DateTimeField(verbose_name="caduca")),
+                ("max_uses", models.PositiveSmallIntegerField(default=5, verbose_name="usos máximos")),
+                ("uses", models.PositiveSmallIntegerField(default=0, verbose_name="usos")),
+                ("revoked", models.BooleanField(default=False, verbose_name="anulada")),
+                (
+                    "campaign",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="invitations", to="campaigns.campaign"
+                    ),
+                ),
+                (
+                    "created_by",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="+", to=settings.AUTH_USER_MODEL
+                    ),
+                ),
             ],
             options={
-                'verbose_name': 'invitación',
-                'verbose_name_plural': 'invitaciones',
-                'ordering': ['-created_at', '-id'],
+                "verbose_name": "invitación",
+                "verbose_name_plural": "invitaciones",
+                "ordering": ["-created_at", "-id"],
             },
         ),
         migrations.CreateModel(
-            name='Application',
+            name="Application",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('text', models.TextField(max_length=2000, verbose_name='presentación')),
-                ('role', models.CharField(choices=[('cogm', 'Codirector'), ('player', 'Jugador'), ('reader', 'Lector')], default='player', max_length=8, verbose_name='papel')),
-                ('status', models.CharField(choices=[('pending', 'Pendiente'), ('accepted', 'Aceptada'), ('rejected', 'Rechazada'), ('withdrawn', 'Retirada')], default='pending', max_length=10, verbose_name='estado')),
-                ('answer', models.TextField(blank=True, max_length=2000, verbose_name='respuesta')),
-                ('decided_at', models.DateTimeField(blank=True, null=True)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('decided_by', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL)),
-                ('user', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='applications', to=settings.AUTH_USER_MODEL)),
-                ('campaign', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='applications', to='campaigns.campaign')),
-                ('invitation', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, to='campaigns.invitation')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("text", models.TextField(max_length=2000, verbose_name="presentación")),
+                (
+                    "role",
+                    models.CharField(
+                        choices=[("cogm", "Codirector"), ("player", "Jugador"), ("reader", "Lector")],
+                        default="player",
+                        max_length=8,
+                        verbose_name="papel",
+                    ),
+                ),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[
+                            ("pending", "Pendiente"),
+                            ("accepted", "Aceptada"),
+                            ("rejected", "Rechazada"),
+                            ("withdrawn", "Retirada"),
+                        ],
+                        default="pending",
+                        max_length=10,
+                        verbose_name="estado",
+                    ),
+                ),
+                ("answer", models.TextField(blank=True, max_length=2000, verbose_name="respuesta")),
+                ("decided_at", models.DateTimeField(blank=True, null=True)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "decided_by",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "user",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="applications",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "campaign",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="applications",
+                        to="campaigns.campaign",
+                    ),
+                ),
+                (
+                    "invitation",
+                    models.ForeignKey(
+                        blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, to="campaigns.invitation"
+                    ),
+                ),
             ],
             options={
-                'verbose_name': 'solicitud',
-                'verbose_name_plural': 'solicitudes',
-                'ordering': ['-created_at', '-id'],
+                "verbose_name": "solicitud",
+                "verbose_name_plural": "solicitudes",
+                "ordering": ["-created_at", "-id"],
             },
         ),
         migrations.CreateModel(
-            name='Membership',
+            name="Membership",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('role', models.CharField(choices=[('cogm', 'Codirector'), ('player', 'Jugador'), ('reader', 'Lector')], default='player', max_length=8, verbose_name='papel')),
-                ('status', models.CharField(choices=[('active', 'Activo'), ('left', 'Se fue'), ('removed', 'Expulsado')], default='active', max_length=8, verbose_name='estado')),
-                ('joined_at', models.DateTimeField(auto_now_add=True, verbose_name='se unió')),
-                ('ended_at', models.DateTimeField(blank=True, null=True, verbose_name='salió')),
-                ('feed_token', models.CharField(default=campaigns.models._token, editable=False, max_length=40, unique=True)),
-                ('campaign', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='memberships', to='campaigns.campaign')),
-                ('user', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='memberships', to=settings.AUTH_USER_MODEL)),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                (
+                    "role",
+                    models.CharField(
+                        choices=[("cogm", "Codirector"), ("player", "Jugador"), ("reader", "Lector")],
+                        default="player",
+                        max_length=8,
+                        verbose_name="papel",
+                    ),
+                ),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[("active", "Activo"), ("left", "Se fue"), ("removed", "Expulsado")],
+                        default="active",
+                        max_length=8,
+                        verbose_name="estado",
+                    ),
+                ),
+                ("joined_at", models.DateTimeField(auto_now_add=True, verbose_name="se unió")),
+                ("ended_at", models.DateTimeField(blank=True, null=True, verbose_name="salió")),
+                (
+                    "feed_token",
+                    models.CharField(default=campaigns.models._token, editable=False, max_length=40, unique=True),
+                ),
+                (
+                    "campaign",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="memberships", to="campaigns.campaign"
+                    ),
+                ),
+                (
+                    "user",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="memberships",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
             ],
             options={
-                'verbose_name': 'miembro',
-                'verbose_name_plural': 'miembros',
-                'ordering': ['joined_at', 'id'],
+                "verbose_name": "miembro",
+                "verbose_name_plural": "miembros",
+                "ordering": ["joined_at", "id"],
             },
         ),
         migrations.CreateModel(
-            name='ModerationLog',
+            name="ModerationLog",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('action', models.CharField(choices=[('application_accepted', 'aceptó una solicitud'), ('application_rejected', 'rechazó una solicitud'), ('member_removed', 'expulsó a un miembro'), ('member_role', 'cambió el papel de un miembro'), ('campaign_handed_over', 'cedió la dirección de la partida'), ('post_edited', 'editó un mensaje ajeno'), ('post_hidden', 'ocultó un mensaje'), ('post_shown', 'volvió a mostrar un mensaje'), ('report_resolved', 'resolvió una denuncia'), ('scene_status', 'cambió el estado de una escena'), ('invitation_revoked', 'anuló una invitación')], max_length=32)),
-                ('reason', models.CharField(blank=True, max_length=1000)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('actor', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='+', to=settings.AUTH_USER_MODEL)),
-                ('campaign', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='moderation_log', to='campaigns.campaign')),
-                ('target_user', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL)),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                (
+                    "action",
+                    models.CharField(
+                        choices=[
+                            ("application_accepted", "aceptó una solicitud"),
+                            ("application_rejected", "rechazó una solicitud"),
+                            ("member_removed", "expulsó a un miembro"),
+                            ("member_role", "cambió el papel de un miembro"),
+                            ("campaign_handed_over", "cedió la dirección de la partida"),
+                            ("post_edited", "editó un mensaje ajeno"),
+                            ("post_hidden", "ocultó un mensaje"),
+                            ("post_shown", "volvió a mostrar un mensaje"),
+                            ("report_resolved", "resolvió una denuncia"),
+                            ("scene_status", "cambió el estado de una escena"),
+                            ("invitation_revoked", "anuló una invitación"),
+                        ],
+                        max_length=32,
+                    ),
+                ),
+                ("reason", models.CharField(blank=True, max_length=1000)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "actor",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT, related_name="+", to=settings.AUTH_USER_MODEL
+                    ),
+                ),
+                (
+                    "campaign",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="moderation_log",
+                        to="campaigns.campaign",
+                    ),
+                ),
+                (
+                    "target_user",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
             ],
             options={
-                'ordering': ['-created_at', '-id'],
+                "ordering": ["-created_at", "-id"],
             },
         ),
         migrations.CreateModel(
-            name='Notification',
+            name="Notification",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('kind', models.CharField(choices=[('post', 'Mensaje nuevo'), ('addressed', 'Mensaje para ti'), ('application', 'Solicitud'), ('moderation', 'Moderación')], max_length=16)),
-                ('text', models.CharField(max_length=300)),
-                ('url', models.CharField(max_length=300)),
-                ('from_gm', models.BooleanField(default=False)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('read_at', models.DateTimeField(blank=True, null=True)),
-                ('emailed_at', models.DateTimeField(blank=True, null=True)),
-                ('campaign', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.CASCADE, related_name='+', to='campaigns.campaign')),
-                ('user', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='notifications', to=settings.AUTH_USER_MODEL)),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                (
+                    "kind",
+                    models.CharField(
+                        choices=[
+                            ("post", "Mensaje nuevo"),
+                            ("addressed", "Mensaje para ti"),
+                            ("application", "Solicitud"),
+                            ("moderation", "Moderación"),
+                        ],
+                        max_length=16,
+                    ),
+                ),
+                ("text", models.CharField(max_length=300)),
+                ("url", models.CharField(max_length=300)),
+                ("from_gm", models.BooleanField(default=False)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("read_at", models.DateTimeField(blank=True, null=True)),
+                ("emailed_at", models.DateTimeField(blank=True, null=True)),
+                (
+                    "campaign",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="+",
+                        to="campaigns.campaign",
+                    ),
+                ),
+                (
+                    "user",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="notifications",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
             ],
             options={
-                'ordering': ['-created_at', '-id'],
+                "ordering": ["-created_at", "-id"],
             },
         ),
         migrations.CreateModel(
-            name='Post',
+            name="Post",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('voice', models.CharField(choices=[('character', 'Personaje'), ('npc', 'PNJ'), ('ooc', 'Fuera de personaje')], default='character', max_length=10, verbose_name='escrito como')),
-                ('npc_name', models.CharField(blank=True, max_length=80, verbose_name='nombre del PNJ')),
-                ('body', models.TextField(max_length=50000, verbose_name='mensaje')),
-                ('body_html', models.TextField(editable=False)),
-                ('note', models.TextField(blank=True, max_length=10000, verbose_name='nota de juego')),
-                ('note_html', models.TextField(blank=True, editable=False)),
-                ('recipients', models.CharField(choices=[('all', 'Todos los que ven la escena'), ('gm', 'Solo la dirección'), ('chosen', 'Miembros elegidos')], default='all', max_length=8, verbose_name='destinatarios')),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('edited_at', models.DateTimeField(blank=True, null=True)),
-                ('hidden', models.BooleanField(default=False)),
-                ('hidden_reason', models.CharField(blank=True, max_length=500, verbose_name='motivo')),
-                ('hidden_at', models.DateTimeField(blank=True, null=True)),
-                ('author', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='posts', to=settings.AUTH_USER_MODEL)),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                (
+                    "voice",
+                    models.CharField(
+                        choices=[("character", "Personaje"), ("npc", "PNJ"), ("ooc", "Fuera de personaje")],
+                        default="character",
+                        max_length=10,
+                        verbose_name="escrito como",
+                    ),
+                ),
+                ("npc_name", models.CharField(blank=True, max_length=80, verbose_name="nombre del PNJ")),
+                ("body", models.TextField(max_length=50000, verbose_name="mensaje")),
+                ("body_html", models.TextField(editable=False)),
+                ("note", models.TextField(blank=True, max_length=10000, verbose_name="nota de juego")),
+                ("note_html", models.TextField(blank=True, editable=False)),
+                (
+                    "recipients",
+                    models.CharField(
+                        choices=[
+                            ("all", "Todos los que ven la escena"),
+                            ("gm", "Solo la dirección"),
+                            ("chosen", "Miembros elegidos"),
+                        ],
+                        default="all",
+                        max_length=8,
+                        verbose_name="destinatarios",
+                    ),
+                ),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("edited_at", models.DateTimeField(blank=True, null=True)),
+                ("hidden", models.BooleanField(default=False)),
+                ("hidden_reason", models.CharField(blank=True, max_length=500, verbose_name="motivo")),
+                ("hidden_at", models.DateTimeField(blank=True, null=True)),
+                (
+                    "author",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT, related_name="posts", to=settings.AUTH_USER_MODEL
+                    ),
+                ),
             ],
             options={
-                'verbose_name': 'mensaje',
-                'verbose_name_plural': 'mensajes',
-                'ordering': ['id'],
+                "verbose_name": "mensaje",
+                "verbose_name_plural": "mensajes",
+                "ordering": ["id"],
             },
         ),
     ]

@@ -6,129 +6,205 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
     dependencies = [
-        ('campaigns', '0001_initial'),
-        ('sheets', '0001_initial'),
+        ("campaigns", "0001_initial"),
+        ("sheets", "0001_initial"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='post',
-            name='character',
-            field=models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.PROTECT, related_name='posts', to='sheets.character'),
+            model_name="post",
+            name="character",
+            field=models.ForeignKey(
+                blank=True,
+                null=True,
+                on_delete=django.db.models.deletion.PROTECT,
+                related_name="posts",
+                to="sheets.character",
+            ),
         ),
         migrations.AddField(
-            model_name='post',
-            name='chosen_recipients',
-            field=models.ManyToManyField(blank=True, related_name='addressed_posts', to=settings.AUTH_USER_MODEL, verbose_name='miembros elegidos'),
+            model_name="post",
+            name="chosen_recipients",
+            field=models.ManyToManyField(
+                blank=True,
+                related_name="addressed_posts",
+                to=settings.AUTH_USER_MODEL,
+                verbose_name="miembros elegidos",
+            ),
         ),
         migrations.AddField(
-            model_name='post',
-            name='edited_by',
-            field=models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL),
+            model_name="post",
+            name="edited_by",
+            field=models.ForeignKey(
+                blank=True,
+                null=True,
+                on_delete=django.db.models.deletion.SET_NULL,
+                related_name="+",
+                to=settings.AUTH_USER_MODEL,
+            ),
         ),
         migrations.AddField(
-            model_name='post',
-            name='hidden_by',
-            field=models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL),
+            model_name="post",
+            name="hidden_by",
+            field=models.ForeignKey(
+                blank=True,
+                null=True,
+                on_delete=django.db.models.deletion.SET_NULL,
+                related_name="+",
+                to=settings.AUTH_USER_MODEL,
+            ),
         ),
         migrations.AddField(
-            model_name='post',
-            name='quote_of',
-            field=models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='quoted_by', to='campaigns.post'),
+            model_name="post",
+            name="quote_of",
+            field=models.ForeignKey(
+                blank=True,
+                null=True,
+                on_delete=django.db.models.deletion.SET_NULL,
+                related_name="quoted_by",
+                to="campaigns.post",
+            ),
         ),
         migrations.AddField(
-            model_name='notification',
-            name='post',
-            field=models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.CASCADE, related_name='+', to='campaigns.post'),
+            model_name="notification",
+            name="post",
+            field=models.ForeignKey(
+                blank=True,
+                null=True,
+                on_delete=django.db.models.deletion.CASCADE,
+                related_name="+",
+                to="campaigns.post",
+            ),
         ),
         migrations.AddField(
-            model_name='moderationlog',
-            name='post',
-            field=models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to='campaigns.post'),
+            model_name="moderationlog",
+            name="post",
+            field=models.ForeignKey(
+                blank=True,
+                null=True,
+                on_delete=django.db.models.deletion.SET_NULL,
+                related_name="+",
+                to="campaigns.post",
+            ),
         ),
         migrations.AddField(
-            model_name='postreport',
-            name='post',
-            field=models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='reports', to='campaigns.post'),
+            model_name="postreport",
+            name="post",
+            field=models.ForeignKey(
+                on_delete=django.db.models.deletion.CASCADE, related_name="reports", to="campaigns.post"
+            ),
         ),
         migrations.AddField(
-            model_name='postreport',
-            name='reporter',
-            field=models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to=settings.AUTH_USER_MODEL),
+            model_name="postreport",
+            name="reporter",
+            field=models.ForeignKey(
+                on_delete=django.db.models.deletion.CASCADE, related_name="+", to=settings.AUTH_USER_MODEL
+            ),
         ),
         migrations.AddField(
-            model_name='postreport',
-            name='resolved_by',
-            field=models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL),
+            model_name="postreport",
+            name="resolved_by",
+            field=models.ForeignKey(
+                blank=True,
+                null=True,
+                on_delete=django.db.models.deletion.SET_NULL,
+                related_name="+",
+                to=settings.AUTH_USER_MODEL,
+            ),
         ),
         migrations.AddField(
-            model_name='postrevision',
-            name='editor',
-            field=models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='+', to=settings.AUTH_USER_MODEL),
+            model_name="postrevision",
+            name="editor",
+            field=models.ForeignKey(
+                on_delete=django.db.models.deletion.PROTECT, related_name="+", to=settings.AUTH_USER_MODEL
+            ),
         ),
         migrations.AddField(
-            model_name='postrevision',
-            name='post',
-            field=models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='revisions', to='campaigns.post'),
+            model_name="postrevision",
+            name="post",
+            field=models.ForeignKey(
+                on_delete=django.db.models.deletion.CASCADE, related_name="revisions", to="campaigns.post"
+            ),
         ),
         migrations.AddField(
-            model_name='scene',
-            name='campaign',
-            field=models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='scenes', to='campaigns.campaign'),
+            model_name="scene",
+            name="campaign",
+            field=models.ForeignKey(
+                on_delete=django.db.models.deletion.CASCADE, related_name="scenes", to="campaigns.campaign"
+            ),
         ),
         migrations.AddField(
-            model_name='scene',
-            name='participants',
-            field=models.ManyToManyField(blank=True, related_name='chosen_scenes', to=settings.AUTH_USER_MODEL, verbose_name='miembros elegidos'),
+            model_name="scene",
+            name="participants",
+            field=models.ManyToManyField(
+                blank=True, related_name="chosen_scenes", to=settings.AUTH_USER_MODEL, verbose_name="miembros elegidos"
+            ),
         ),
         migrations.AddField(
-            model_name='post',
-            name='scene',
-            field=models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='posts', to='campaigns.scene'),
+            model_name="post",
+            name="scene",
+            field=models.ForeignKey(
+                on_delete=django.db.models.deletion.CASCADE, related_name="posts", to="campaigns.scene"
+            ),
         ),
         migrations.AddField(
-            model_name='moderationlog',
-            name='scene',
-            field=models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to='campaigns.scene'),
+            model_name="moderationlog",
+            name="scene",
+            field=models.ForeignKey(
+                blank=True,
+                null=True,
+                on_delete=django.db.models.deletion.SET_NULL,
+                related_name="+",
+                to="campaigns.scene",
+            ),
         ),
         migrations.AddField(
-            model_name='sceneaspect',
-            name='scene',
-            field=models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='aspects', to='campaigns.scene'),
+            model_name="sceneaspect",
+            name="scene",
+            field=models.ForeignKey(
+                on_delete=django.db.models.deletion.CASCADE, related_name="aspects", to="campaigns.scene"
+            ),
         ),
         migrations.AddField(
-            model_name='sceneread',
-            name='scene',
-            field=models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='reads', to='campaigns.scene'),
+            model_name="sceneread",
+            name="scene",
+            field=models.ForeignKey(
+                on_delete=django.db.models.deletion.CASCADE, related_name="reads", to="campaigns.scene"
+            ),
         ),
         migrations.AddField(
-            model_name='sceneread',
-            name='user',
-            field=models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='scene_reads', to=settings.AUTH_USER_MODEL),
+            model_name="sceneread",
+            name="user",
+            field=models.ForeignKey(
+                on_delete=django.db.models.deletion.CASCADE, related_name="scene_reads", to=settings.AUTH_USER_MODEL
+            ),
         ),
         migrations.AddConstraint(
-            model_name='application',
-            constraint=models.UniqueConstraint(condition=models.Q(('status', 'pending')), fields=('campaign', 'user'), name='application_one_pending_per_user'),
+            model_name="application",
+            constraint=models.UniqueConstraint(
+                condition=models.Q(("status", "pending")),
+                fields=("campaign", "user"),
+                name="application_one_pending_per_user",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='membership',
-            constraint=models.UniqueConstraint(fields=('campaign', 'user'), name='membership_unique_user'),
+            model_name="membership",
+            constraint=models.UniqueConstraint(fields=("campaign", "user"), name="membership_unique_user"),
         ),
         migrations.AddIndex(
-            model_name='notification',
-            index=models.Index(fields=['user', 'read_at'], name='campaigns_n_user_id_9fb619_idx'),
+            model_name="notification",
+            index=models.Index(fields=["user", "read_at"], name="campaigns_n_user_id_9fb619_idx"),
         ),
         migrations.AddIndex(
-            model_name='post',
-            index=models.Index(fields=['scene', 'id'], name='campaigns_p_scene_i_0d4a11_idx'),
+            model_name="post",
+            index=models.Index(fields=["scene", "id"], name="campaigns_p_scene_i_0d4a11_idx"),
         ),
         migrations.AddConstraint(
-            model_name='sceneread',
-            constraint=models.UniqueConstraint(fields=('scene', 'user'), name='sceneread_unique'),
+            model_name="sceneread",
+            constraint=models.UniqueConstraint(fields=("scene", "user"), name="sceneread_unique"),
         ),
     ]

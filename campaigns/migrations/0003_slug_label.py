@@ -4,15 +4,14 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('campaigns', '0002_initial'),
+        ("campaigns", "0002_initial"),
     ]
 
     operations = [
         migrations.AlterField(
-            model_name='campaign',
-            name='slug',
-            field=models.SlugField(max_length=80, unique=True, verbose_name='dirección web'),
+            model_name="campaign",
+            name="slug",
+            field=models.SlugField(max_length=80, unique=True, verbose_name="dirección web"),
         ),
     ]

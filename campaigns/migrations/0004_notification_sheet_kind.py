@@ -4,15 +4,23 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('campaigns', '0003_slug_label'),
+        ("campaigns", "0003_slug_label"),
     ]
 
     operations = [
         migrations.AlterField(
-            model_name='notification',
-            name='kind',
-            field=models.CharField(choices=[('post', 'Mensaje nuevo'), ('addressed', 'Mensaje para ti'), ('application', 'Solicitud'), ('moderation', 'Moderación'), ('sheet', 'Ficha')], max_length=16),
+            model_name="notification",
+            name="kind",
+            field=models.CharField(
+                choices=[
+                    ("post", "Mensaje nuevo"),
+                    ("addressed", "Mensaje para ti"),
+                    ("application", "Solicitud"),
+                    ("moderation", "Moderación"),
+                    ("sheet", "Ficha"),
+                ],
+                max_length=16,
+            ),
         ),
     ]

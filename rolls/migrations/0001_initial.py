@@ -6,73 +6,150 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
     dependencies = [
-        ('campaigns', '0002_initial'),
-        ('sheets', '0001_initial'),
+        ("campaigns", "0002_initial"),
+        ("sheets", "0001_initial"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='CampaignLog',
+            name="CampaignLog",
             fields=[
-                ('campaign', models.OneToOneField(on_delete=django.db.models.deletion.PROTECT, primary_key=True, related_name='roll_log', serialize=False, to='campaigns.campaign')),
-                ('log_id', models.CharField(max_length=100, unique=True)),
-                ('seq', models.BigIntegerField()),
-                ('head_hash', models.CharField(max_length=64)),
-                ('head_time', models.CharField(max_length=20)),
-                ('epoch', models.PositiveIntegerField()),
-                ('next_index', models.PositiveIntegerField()),
+                (
+                    "campaign",
+                    models.OneToOneField(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        primary_key=True,
+                        related_name="roll_log",
+                        serialize=False,
+                        to="campaigns.campaign",
+                    ),
+                ),
+                ("log_id", models.CharField(max_length=100, unique=True)),
+                ("seq", models.BigIntegerField()),
+                ("head_hash", models.CharField(max_length=64)),
+                ("head_time", models.CharField(max_length=20)),
+                ("epoch", models.PositiveIntegerField()),
+                ("next_index", models.PositiveIntegerField()),
             ],
         ),
         migrations.CreateModel(
-            name='RollEntry',
+            name="RollEntry",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('seq', models.BigIntegerField()),
-                ('kind', models.CharField(choices=[('epoch_open', 'apertura de época'), ('roll', 'tirada'), ('reroll', 'repetición')], max_length=12)),
-                ('entry_bytes', models.BinaryField()),
-                ('signature', models.BinaryField()),
-                ('entry_hash', models.CharField(max_length=64, unique=True)),
-                ('permalink', models.CharField(max_length=24, unique=True)),
-                ('epoch', models.PositiveIntegerField()),
-                ('epoch_index', models.PositiveIntegerField(blank=True, null=True)),
-                ('client_seed', models.CharField(blank=True, max_length=64, null=True)),
-                ('spec', models.CharField(blank=True, max_length=100)),
-                ('purpose', models.CharField(blank=True, max_length=300)),
-                ('dice', models.JSONField(default=list)),
-                ('game', models.JSONField(default=dict)),
-                ('time', models.CharField(max_length=20)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('campaign', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='roll_entries', to='campaigns.campaign')),
-                ('character', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.PROTECT, related_name='roll_entries', to='sheets.character')),
-                ('parent', models.OneToOneField(blank=True, null=True, on_delete=django.db.models.deletion.PROTECT, related_name='child', to='rolls.rollentry')),
-                ('post', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.PROTECT, related_name='roll_entries', to='campaigns.post')),
-                ('scene', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.PROTECT, related_name='roll_entries', to='campaigns.scene')),
-                ('user', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.PROTECT, related_name='roll_entries', to=settings.AUTH_USER_MODEL)),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("seq", models.BigIntegerField()),
+                (
+                    "kind",
+                    models.CharField(
+                        choices=[("epoch_open", "apertura de época"), ("roll", "tirada"), ("reroll", "repetición")],
+                        max_length=12,
+                    ),
+                ),
+                ("entry_bytes", models.BinaryField()),
+                ("signature", models.BinaryField()),
+                ("entry_hash", models.CharField(max_length=64, unique=True)),
+                ("permalink", models.CharField(max_length=24, unique=True)),
+                ("epoch", models.PositiveIntegerField()),
+                ("epoch_index", models.PositiveIntegerField(blank=True, null=True)),
+                ("client_seed", models.CharField(blank=True, max_length=64, null=True)),
+                ("spec", models.CharField(blank=True, max_length=100)),
+                ("purpose", models.CharField(blank=True, max_length=300)),
+                ("dice", models.JSONField(default=list)),
+                ("game", models.JSONField(default=dict)),
+                ("time", models.CharField(max_length=20)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "campaign",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="roll_entries",
+                        to="campaigns.campaign",
+                    ),
+                ),
+                (
+                    "character",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="roll_entries",
+                        to="sheets.character",
+                    ),
+                ),
+                (
+                    "parent",
+                    models.OneToOneField(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="child",
+                        to="rolls.rollentry",
+                    ),
+                ),
+                (
+                    "post",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="roll_entries",
+                        to="campaigns.post",
+                    ),
+                ),
+                (
+                    "scene",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="roll_entries",
+                        to="campaigns.scene",
+                    ),
+                ),
+                (
+                    "user",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="roll_entries",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
             ],
             options={
-                'ordering': ['campaign', 'seq'],
-                'indexes': [models.Index(fields=['scene', 'user', 'created_at'], name='rolls_rolle_scene_i_2a8bd9_idx')],
-                'constraints': [models.UniqueConstraint(fields=('campaign', 'seq'), name='rollentry_unique_seq'), models.UniqueConstraint(fields=('campaign', 'epoch', 'epoch_index'), name='rollentry_unique_slot'), models.UniqueConstraint(fields=('campaign', 'client_seed'), name='rollentry_unique_client_seed')],
+                "ordering": ["campaign", "seq"],
+                "indexes": [
+                    models.Index(fields=["scene", "user", "created_at"], name="rolls_rolle_scene_i_2a8bd9_idx")
+                ],
+                "constraints": [
+                    models.UniqueConstraint(fields=("campaign", "seq"), name="rollentry_unique_seq"),
+                    models.UniqueConstraint(fields=("campaign", "epoch", "epoch_index"), name="rollentry_unique_slot"),
+                    models.UniqueConstraint(fields=("campaign", "client_seed"), name="rollentry_unique_client_seed"),
+                ],
             },
         ),
         migrations.CreateModel(
-            name='SeedEpoch',
+            name="SeedEpoch",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('epoch', models.PositiveIntegerField()),
-                ('anchor', models.CharField(max_length=64)),
-                ('length', models.PositiveIntegerField()),
-                ('root_encrypted', models.BinaryField()),
-                ('opened_seq', models.BigIntegerField()),
-                ('campaign', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='seed_epochs', to='campaigns.campaign')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("epoch", models.PositiveIntegerField()),
+                ("anchor", models.CharField(max_length=64)),
+                ("length", models.PositiveIntegerField()),
+                ("root_encrypted", models.BinaryField()),
+                ("opened_seq", models.BigIntegerField()),
+                (
+                    "campaign",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT, related_name="seed_epochs", to="campaigns.campaign"
+                    ),
+                ),
             ],
             options={
-                'constraints': [models.UniqueConstraint(fields=('campaign', 'epoch'), name='seedepoch_unique')],
+                "constraints": [models.UniqueConstraint(fields=("campaign", "epoch"), name="seedepoch_unique")],
             },
         ),
     ]

@@ -6,29 +6,53 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
     dependencies = [
-        ('campaigns', '0001_initial'),
+        ("campaigns", "0001_initial"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='Character',
+            name="Character",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('name', models.CharField(max_length=80, verbose_name='nombre')),
-                ('status', models.CharField(choices=[('draft', 'Borrador'), ('submitted', 'Enviada'), ('approved', 'Aprobada'), ('returned', 'Devuelta')], default='draft', max_length=10, verbose_name='estado')),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('campaign', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='characters', to='campaigns.campaign')),
-                ('owner', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='characters', to=settings.AUTH_USER_MODEL)),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("name", models.CharField(max_length=80, verbose_name="nombre")),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[
+                            ("draft", "Borrador"),
+                            ("submitted", "Enviada"),
+                            ("approved", "Aprobada"),
+                            ("returned", "Devuelta"),
+                        ],
+                        default="draft",
+                        max_length=10,
+                        verbose_name="estado",
+                    ),
+                ),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "campaign",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="characters", to="campaigns.campaign"
+                    ),
+                ),
+                (
+                    "owner",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="characters",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
             ],
             options={
-                'verbose_name': 'personaje',
-                'verbose_name_plural': 'personajes',
-                'ordering': ['name', 'id'],
+                "verbose_name": "personaje",
+                "verbose_name_plural": "personajes",
+                "ordering": ["name", "id"],
             },
         ),
     ]

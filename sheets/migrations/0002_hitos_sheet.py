@@ -7,228 +7,407 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('campaigns', '0002_initial'),
-        ('sheets', '0001_initial'),
+        ("campaigns", "0002_initial"),
+        ("sheets", "0001_initial"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='CampaignSheetOptions',
+            name="CampaignSheetOptions",
             fields=[
-                ('campaign', models.OneToOneField(on_delete=django.db.models.deletion.CASCADE, primary_key=True, related_name='sheet_options', serialize=False, to='campaigns.campaign')),
-                ('visibility', models.CharField(choices=[('gm', 'Solo su dueño y la dirección'), ('members', 'Los miembros ven la parte pública'), ('public', 'Quien puede leer la partida ve la parte pública')], default='members', max_length=8, verbose_name='quién ve las fichas aprobadas')),
-                ('players_edit_description', models.BooleanField(default=True, verbose_name='tras la aprobación, los jugadores editan su descripción pública')),
+                (
+                    "campaign",
+                    models.OneToOneField(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        primary_key=True,
+                        related_name="sheet_options",
+                        serialize=False,
+                        to="campaigns.campaign",
+                    ),
+                ),
+                (
+                    "visibility",
+                    models.CharField(
+                        choices=[
+                            ("gm", "Solo su dueño y la dirección"),
+                            ("members", "Los miembros ven la parte pública"),
+                            ("public", "Quien puede leer la partida ve la parte pública"),
+                        ],
+                        default="members",
+                        max_length=8,
+                        verbose_name="quién ve las fichas aprobadas",
+                    ),
+                ),
+                (
+                    "players_edit_description",
+                    models.BooleanField(
+                        default=True, verbose_name="tras la aprobación, los jugadores editan su descripción pública"
+                    ),
+                ),
             ],
             options={
-                'verbose_name': 'opciones de fichas',
-                'verbose_name_plural': 'opciones de fichas',
+                "verbose_name": "opciones de fichas",
+                "verbose_name_plural": "opciones de fichas",
             },
         ),
         migrations.AddField(
-            model_name='character',
-            name='armour',
-            field=models.CharField(blank=True, max_length=120, verbose_name='armadura'),
+            model_name="character",
+            name="armour",
+            field=models.CharField(blank=True, max_length=120, verbose_name="armadura"),
         ),
         migrations.AddField(
-            model_name='character',
-            name='budget_accepted',
-            field=models.BooleanField(default=False, verbose_name='la dirección acepta las desviaciones del presupuesto'),
+            model_name="character",
+            name="budget_accepted",
+            field=models.BooleanField(
+                default=False, verbose_name="la dirección acepta las desviaciones del presupuesto"
+            ),
         ),
         migrations.AddField(
-            model_name='character',
-            name='cita',
-            field=models.CharField(blank=True, max_length=300, verbose_name='cita'),
+            model_name="character",
+            name="cita",
+            field=models.CharField(blank=True, max_length=300, verbose_name="cita"),
         ),
         migrations.AddField(
-            model_name='character',
-            name='damage_code',
-            field=models.CharField(blank=True, max_length=20, verbose_name='código de daño'),
+            model_name="character",
+            name="damage_code",
+            field=models.CharField(blank=True, max_length=20, verbose_name="código de daño"),
         ),
         migrations.AddField(
-            model_name='character',
-            name='degeneracion',
-            field=models.PositiveSmallIntegerField(default=0, validators=[django.core.validators.MaxValueValidator(10)], verbose_name='Degeneración'),
+            model_name="character",
+            name="degeneracion",
+            field=models.PositiveSmallIntegerField(
+                default=0, validators=[django.core.validators.MaxValueValidator(10)], verbose_name="Degeneración"
+            ),
         ),
         migrations.AddField(
-            model_name='character',
-            name='drama',
-            field=models.PositiveSmallIntegerField(default=5, validators=[django.core.validators.MaxValueValidator(20)], verbose_name='Drama'),
+            model_name="character",
+            name="drama",
+            field=models.PositiveSmallIntegerField(
+                default=5, validators=[django.core.validators.MaxValueValidator(20)], verbose_name="Drama"
+            ),
         ),
         migrations.AddField(
-            model_name='character',
-            name='drama_points',
-            field=models.PositiveSmallIntegerField(default=5, verbose_name='puntos dramáticos'),
+            model_name="character",
+            name="drama_points",
+            field=models.PositiveSmallIntegerField(default=5, verbose_name="puntos dramáticos"),
         ),
         migrations.AddField(
-            model_name='character',
-            name='fortaleza',
-            field=models.PositiveSmallIntegerField(default=5, validators=[django.core.validators.MinValueValidator(1), django.core.validators.MaxValueValidator(10)], verbose_name='Fortaleza'),
+            model_name="character",
+            name="fortaleza",
+            field=models.PositiveSmallIntegerField(
+                default=5,
+                validators=[django.core.validators.MinValueValidator(1), django.core.validators.MaxValueValidator(10)],
+                verbose_name="Fortaleza",
+            ),
         ),
         migrations.AddField(
-            model_name='character',
-            name='gm_notes',
-            field=models.TextField(blank=True, max_length=20000, verbose_name='notas de la dirección'),
+            model_name="character",
+            name="gm_notes",
+            field=models.TextField(blank=True, max_length=20000, verbose_name="notas de la dirección"),
         ),
         migrations.AddField(
-            model_name='character',
-            name='health_crosses',
+            model_name="character",
+            name="health_crosses",
             field=models.PositiveSmallIntegerField(default=0),
         ),
         migrations.AddField(
-            model_name='character',
-            name='health_slashes',
+            model_name="character",
+            name="health_slashes",
             field=models.PositiveSmallIntegerField(default=0),
         ),
         migrations.AddField(
-            model_name='character',
-            name='intelecto',
-            field=models.PositiveSmallIntegerField(default=5, validators=[django.core.validators.MinValueValidator(1), django.core.validators.MaxValueValidator(10)], verbose_name='Intelecto'),
+            model_name="character",
+            name="intelecto",
+            field=models.PositiveSmallIntegerField(
+                default=5,
+                validators=[django.core.validators.MinValueValidator(1), django.core.validators.MaxValueValidator(10)],
+                verbose_name="Intelecto",
+            ),
         ),
         migrations.AddField(
-            model_name='character',
-            name='kind',
-            field=models.CharField(choices=[('pc', 'Personaje jugador'), ('npc', 'PNJ')], default='pc', max_length=3, verbose_name='tipo'),
+            model_name="character",
+            name="kind",
+            field=models.CharField(
+                choices=[("pc", "Personaje jugador"), ("npc", "PNJ")], default="pc", max_length=3, verbose_name="tipo"
+            ),
         ),
         migrations.AddField(
-            model_name='character',
-            name='mental_crosses',
+            model_name="character",
+            name="mental_crosses",
             field=models.PositiveSmallIntegerField(default=0),
         ),
         migrations.AddField(
-            model_name='character',
-            name='mental_slashes',
+            model_name="character",
+            name="mental_slashes",
             field=models.PositiveSmallIntegerField(default=0),
         ),
         migrations.AddField(
-            model_name='character',
-            name='private_notes',
-            field=models.TextField(blank=True, max_length=20000, verbose_name='notas privadas'),
+            model_name="character",
+            name="private_notes",
+            field=models.TextField(blank=True, max_length=20000, verbose_name="notas privadas"),
         ),
         migrations.AddField(
-            model_name='character',
-            name='public_description',
-            field=models.TextField(blank=True, max_length=10000, verbose_name='descripción pública'),
+            model_name="character",
+            name="public_description",
+            field=models.TextField(blank=True, max_length=10000, verbose_name="descripción pública"),
         ),
         migrations.AddField(
-            model_name='character',
-            name='rd',
-            field=models.PositiveSmallIntegerField(default=0, validators=[django.core.validators.MaxValueValidator(20)], verbose_name='RD'),
+            model_name="character",
+            name="rd",
+            field=models.PositiveSmallIntegerField(
+                default=0, validators=[django.core.validators.MaxValueValidator(20)], verbose_name="RD"
+            ),
         ),
         migrations.AddField(
-            model_name='character',
-            name='reflejos',
-            field=models.PositiveSmallIntegerField(default=5, validators=[django.core.validators.MinValueValidator(1), django.core.validators.MaxValueValidator(10)], verbose_name='Reflejos'),
+            model_name="character",
+            name="reflejos",
+            field=models.PositiveSmallIntegerField(
+                default=5,
+                validators=[django.core.validators.MinValueValidator(1), django.core.validators.MaxValueValidator(10)],
+                verbose_name="Reflejos",
+            ),
         ),
         migrations.AddField(
-            model_name='character',
-            name='review_comment',
-            field=models.TextField(blank=True, max_length=5000, verbose_name='comentario de la dirección'),
+            model_name="character",
+            name="review_comment",
+            field=models.TextField(blank=True, max_length=5000, verbose_name="comentario de la dirección"),
         ),
         migrations.AddField(
-            model_name='character',
-            name='reviewed_at',
+            model_name="character",
+            name="reviewed_at",
             field=models.DateTimeField(blank=True, null=True),
         ),
         migrations.AddField(
-            model_name='character',
-            name='reviewed_by',
-            field=models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL),
+            model_name="character",
+            name="reviewed_by",
+            field=models.ForeignKey(
+                blank=True,
+                null=True,
+                on_delete=django.db.models.deletion.SET_NULL,
+                related_name="+",
+                to=settings.AUTH_USER_MODEL,
+            ),
         ),
         migrations.AddField(
-            model_name='character',
-            name='secuelas',
-            field=models.JSONField(blank=True, default=list, verbose_name='secuelas'),
+            model_name="character",
+            name="secuelas",
+            field=models.JSONField(blank=True, default=list, verbose_name="secuelas"),
         ),
         migrations.AddField(
-            model_name='character',
-            name='submitted_at',
+            model_name="character",
+            name="submitted_at",
             field=models.DateTimeField(blank=True, null=True),
         ),
         migrations.AddField(
-            model_name='character',
-            name='updated_at',
+            model_name="character",
+            name="updated_at",
             field=models.DateTimeField(auto_now=True),
         ),
         migrations.AddField(
-            model_name='character',
-            name='voluntad',
-            field=models.PositiveSmallIntegerField(default=5, validators=[django.core.validators.MinValueValidator(1), django.core.validators.MaxValueValidator(10)], verbose_name='Voluntad'),
+            model_name="character",
+            name="voluntad",
+            field=models.PositiveSmallIntegerField(
+                default=5,
+                validators=[django.core.validators.MinValueValidator(1), django.core.validators.MaxValueValidator(10)],
+                verbose_name="Voluntad",
+            ),
         ),
         migrations.CreateModel(
-            name='Aspect',
+            name="Aspect",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('kind', models.CharField(choices=[('concept', 'Concepto'), ('trait', 'Rasgo'), ('hito', 'Hito'), ('complication', 'Complicación'), ('temporary', 'Aspecto temporal')], max_length=12, verbose_name='tipo')),
-                ('characteristic', models.CharField(blank=True, max_length=10)),
-                ('phrase', models.CharField(max_length=200, verbose_name='aspecto')),
-                ('position', models.PositiveSmallIntegerField(default=0)),
-                ('duration', models.CharField(blank=True, choices=[('scene', 'Escena'), ('session', 'Sesión'), ('story', 'Historia')], max_length=8, verbose_name='duración')),
-                ('origin', models.CharField(blank=True, max_length=200, verbose_name='origen')),
-                ('exhausted_until', models.CharField(blank=True, choices=[('scene', 'Escena'), ('session', 'Sesión'), ('story', 'Historia')], max_length=8, verbose_name='agotado hasta')),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('ended_at', models.DateTimeField(blank=True, null=True)),
-                ('character', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='aspects', to='sheets.character')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                (
+                    "kind",
+                    models.CharField(
+                        choices=[
+                            ("concept", "Concepto"),
+                            ("trait", "Rasgo"),
+                            ("hito", "Hito"),
+                            ("complication", "Complicación"),
+                            ("temporary", "Aspecto temporal"),
+                        ],
+                        max_length=12,
+                        verbose_name="tipo",
+                    ),
+                ),
+                ("characteristic", models.CharField(blank=True, max_length=10)),
+                ("phrase", models.CharField(max_length=200, verbose_name="aspecto")),
+                ("position", models.PositiveSmallIntegerField(default=0)),
+                (
+                    "duration",
+                    models.CharField(
+                        blank=True,
+                        choices=[("scene", "Escena"), ("session", "Sesión"), ("story", "Historia")],
+                        max_length=8,
+                        verbose_name="duración",
+                    ),
+                ),
+                ("origin", models.CharField(blank=True, max_length=200, verbose_name="origen")),
+                (
+                    "exhausted_until",
+                    models.CharField(
+                        blank=True,
+                        choices=[("scene", "Escena"), ("session", "Sesión"), ("story", "Historia")],
+                        max_length=8,
+                        verbose_name="agotado hasta",
+                    ),
+                ),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("ended_at", models.DateTimeField(blank=True, null=True)),
+                (
+                    "character",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="aspects", to="sheets.character"
+                    ),
+                ),
             ],
             options={
-                'verbose_name': 'aspecto',
-                'verbose_name_plural': 'aspectos',
-                'ordering': ['kind', 'position', 'id'],
+                "verbose_name": "aspecto",
+                "verbose_name_plural": "aspectos",
+                "ordering": ["kind", "position", "id"],
             },
         ),
         migrations.CreateModel(
-            name='Skill',
+            name="Skill",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('name', models.CharField(max_length=80, verbose_name='habilidad')),
-                ('category', models.CharField(choices=[('forma_fisica', 'Forma Física'), ('combate', 'Combate'), ('interaccion', 'Interacción'), ('percepcion', 'Percepción'), ('subterfugio', 'Subterfugio'), ('cultura', 'Cultura'), ('profesion', 'Profesión'), ('ocultismo', 'Ocultismo'), ('arcana', 'Habilidad Arcana')], max_length=16, verbose_name='categoría')),
-                ('value', models.PositiveSmallIntegerField(validators=[django.core.validators.MaxValueValidator(10)], verbose_name='valor')),
-                ('character', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='skills', to='sheets.character')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("name", models.CharField(max_length=80, verbose_name="habilidad")),
+                (
+                    "category",
+                    models.CharField(
+                        choices=[
+                            ("forma_fisica", "Forma Física"),
+                            ("combate", "Combate"),
+                            ("interaccion", "Interacción"),
+                            ("percepcion", "Percepción"),
+                            ("subterfugio", "Subterfugio"),
+                            ("cultura", "Cultura"),
+                            ("profesion", "Profesión"),
+                            ("ocultismo", "Ocultismo"),
+                            ("arcana", "Habilidad Arcana"),
+                        ],
+                        max_length=16,
+                        verbose_name="categoría",
+                    ),
+                ),
+                (
+                    "value",
+                    models.PositiveSmallIntegerField(
+                        validators=[django.core.validators.MaxValueValidator(10)], verbose_name="valor"
+                    ),
+                ),
+                (
+                    "character",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="skills", to="sheets.character"
+                    ),
+                ),
             ],
             options={
-                'verbose_name': 'habilidad',
-                'verbose_name_plural': 'habilidades',
-                'ordering': ['id'],
+                "verbose_name": "habilidad",
+                "verbose_name_plural": "habilidades",
+                "ordering": ["id"],
             },
         ),
         migrations.CreateModel(
-            name='Weapon',
+            name="Weapon",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('name', models.CharField(max_length=80, verbose_name='arma')),
-                ('damage_code', models.CharField(max_length=20, verbose_name='código de daño')),
-                ('melee', models.BooleanField(default=True, verbose_name='cuerpo a cuerpo')),
-                ('notes', models.CharField(blank=True, max_length=200, verbose_name='notas')),
-                ('character', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='weapons', to='sheets.character')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("name", models.CharField(max_length=80, verbose_name="arma")),
+                ("damage_code", models.CharField(max_length=20, verbose_name="código de daño")),
+                ("melee", models.BooleanField(default=True, verbose_name="cuerpo a cuerpo")),
+                ("notes", models.CharField(blank=True, max_length=200, verbose_name="notas")),
+                (
+                    "character",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="weapons", to="sheets.character"
+                    ),
+                ),
             ],
             options={
-                'verbose_name': 'arma',
-                'verbose_name_plural': 'armas',
-                'ordering': ['id'],
+                "verbose_name": "arma",
+                "verbose_name_plural": "armas",
+                "ordering": ["id"],
             },
         ),
         migrations.CreateModel(
-            name='SheetEvent',
+            name="SheetEvent",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('kind', models.CharField(choices=[('created', 'creó la ficha'), ('edited', 'editó la ficha'), ('notes', 'editó las notas'), ('submitted', 'envió la ficha'), ('approved', 'aprobó la ficha'), ('returned', 'devolvió la ficha'), ('imported', 'importó la ficha'), ('damage', 'daño'), ('imbalance', 'desequilibrio mental'), ('shock', 'shock tras el descanso'), ('stress', 'estrés tras el descanso'), ('stabilise', 'estabilización'), ('heal', 'curación'), ('healing_roll', 'tirada de curación'), ('recovery_roll', 'tirada de recuperación mental'), ('drama', 'puntos dramáticos'), ('aspect', 'aspecto'), ('new_session', 'nueva sesión'), ('new_scene', 'nueva escena')], max_length=16)),
-                ('summary', models.CharField(max_length=500)),
-                ('reason', models.CharField(blank=True, max_length=500, verbose_name='motivo')),
-                ('roll_id', models.BigIntegerField(blank=True, null=True)),
-                ('roll_url', models.CharField(blank=True, max_length=200)),
-                ('before', models.JSONField(blank=True, default=dict)),
-                ('after', models.JSONField(blank=True, default=dict)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('actor', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='+', to=settings.AUTH_USER_MODEL)),
-                ('campaign', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='sheet_events', to='campaigns.campaign')),
-                ('character', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.CASCADE, related_name='events', to='sheets.character')),
-                ('post', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to='campaigns.post')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                (
+                    "kind",
+                    models.CharField(
+                        choices=[
+                            ("created", "creó la ficha"),
+                            ("edited", "editó la ficha"),
+                            ("notes", "editó las notas"),
+                            ("submitted", "envió la ficha"),
+                            ("approved", "aprobó la ficha"),
+                            ("returned", "devolvió la ficha"),
+                            ("imported", "importó la ficha"),
+                            ("damage", "daño"),
+                            ("imbalance", "desequilibrio mental"),
+                            ("shock", "shock tras el descanso"),
+                            ("stress", "estrés tras el descanso"),
+                            ("stabilise", "estabilización"),
+                            ("heal", "curación"),
+                            ("healing_roll", "tirada de curación"),
+                            ("recovery_roll", "tirada de recuperación mental"),
+                            ("drama", "puntos dramáticos"),
+                            ("aspect", "aspecto"),
+                            ("new_session", "nueva sesión"),
+                            ("new_scene", "nueva escena"),
+                        ],
+                        max_length=16,
+                    ),
+                ),
+                ("summary", models.CharField(max_length=500)),
+                ("reason", models.CharField(blank=True, max_length=500, verbose_name="motivo")),
+                ("roll_id", models.BigIntegerField(blank=True, null=True)),
+                ("roll_url", models.CharField(blank=True, max_length=200)),
+                ("before", models.JSONField(blank=True, default=dict)),
+                ("after", models.JSONField(blank=True, default=dict)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "actor",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT, related_name="+", to=settings.AUTH_USER_MODEL
+                    ),
+                ),
+                (
+                    "campaign",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="sheet_events",
+                        to="campaigns.campaign",
+                    ),
+                ),
+                (
+                    "character",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="events",
+                        to="sheets.character",
+                    ),
+                ),
+                (
+                    "post",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to="campaigns.post",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['-created_at', '-id'],
-                'indexes': [models.Index(fields=['character', '-created_at'], name='sheets_shee_charact_eb129c_idx')],
+                "ordering": ["-created_at", "-id"],
+                "indexes": [models.Index(fields=["character", "-created_at"], name="sheets_shee_charact_eb129c_idx")],
             },
         ),
     ]

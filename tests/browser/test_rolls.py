@@ -30,7 +30,10 @@ PASSWORD = "clave-de-prueba-123"  # tests.factories.UserFactory
 def _verify_offline(path: Path) -> subprocess.CompletedProcess:
     return subprocess.run(
         [sys.executable, "-m", "rolls.verify_roll", str(path), settings.ROLLOG_KEYS.public_key_hex],
-        cwd=ROOT, capture_output=True, text=True, timeout=60,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
 
 
@@ -41,12 +44,22 @@ def _in_page_check(page: Page):
 def test_a_visitor_sees_a_verified_reroll_and_checks_it_in_the_page_and_offline(page: Page, tmp_path, live_server):
     table = make_table()
     original, _ = services.hitos_check_roll(
-        campaign=table.campaign, user=table.player, purpose="Reflejos + Sigilo: cruzar el jardín", modifier=8,
-        difficulty=15, breakdown=[("Reflejos", 5), ("Sigilo", 3)], character=table.character, scene=table.scene,
-        post=table.post, client_seed="navegador-1",
+        campaign=table.campaign,
+        user=table.player,
+        purpose="Reflejos + Sigilo: cruzar el jardín",
+        modifier=8,
+        difficulty=15,
+        breakdown=[("Reflejos", 5), ("Sigilo", 3)],
+        character=table.character,
+        scene=table.scene,
+        post=table.post,
+        client_seed="navegador-1",
     )
     reroll = services.reroll_append(
-        parent=original, user=table.player, positions=[0, 1], purpose="Aspecto «Nieta del difunto»",
+        parent=original,
+        user=table.player,
+        positions=[0, 1],
+        purpose="Aspecto «Nieta del difunto»",
         read=services.hitos_reader(campaign=table.campaign, what="Reflejos + Sigilo", modifier=8, difficulty=15),
         client_seed="navegador-2",
     )

@@ -59,7 +59,7 @@ def test_images_never_load():
 
 def test_a_roll_card_imitation_keeps_no_class():
     html = render_markdown('<div class="roll-card">3d10</div>')
-    assert html == "<p>&lt;div class=\"roll-card\"&gt;3d10&lt;/div&gt;</p>\n"
+    assert html == '<p>&lt;div class="roll-card"&gt;3d10&lt;/div&gt;</p>\n'
 
 
 def test_code_blocks_escape_their_content():

@@ -39,7 +39,10 @@ def test_a_clean_log_verifies(table):
     original = roll(table)
     services.reroll_append(parent=original, user=table.player, positions=[0], purpose="Aspecto", read=plain_read)
     other = make_table()
-    assert _run() == f"OK  {table.campaign.slug}: 3 entradas verificadas\nOK  {other.campaign.slug}: 1 entradas verificadas\n"
+    assert (
+        _run()
+        == f"OK  {table.campaign.slug}: 3 entradas verificadas\nOK  {other.campaign.slug}: 1 entradas verificadas\n"
+    )
     assert _run("--campaign", other.campaign.slug) == f"OK  {other.campaign.slug}: 1 entradas verificadas\n"
 
 
@@ -52,8 +55,10 @@ def test_edited_bytes_are_named_by_seq_and_permalink(table, tampering):
     roll(table)
     victim = roll(table, purpose="Honrada")
     third = roll(table)
-    tampering("UPDATE rolls_rollentry SET entry_bytes = %s WHERE id = %s",
-              [bytes(victim.entry_bytes).replace(b"Honrada", b"Amanada"), victim.pk])
+    tampering(
+        "UPDATE rolls_rollentry SET entry_bytes = %s WHERE id = %s",
+        [bytes(victim.entry_bytes).replace(b"Honrada", b"Amanada"), victim.pk],
+    )
     out = StringIO()
     with pytest.raises(CommandError, match=r"^1 partida\(s\) con entradas que no superan la verificación.$"):
         call_command("verify_rolls", stdout=out, no_color=True)
@@ -95,7 +100,9 @@ def test_a_deleted_entry_leaves_a_gap_that_is_named(table, tampering):
         call_command("verify_rolls", stdout=out, no_color=True)
     lines = out.getvalue().splitlines()
     assert f"    FAIL entrada #3 ({after.permalink}) [seq_gap]: Faltan entradas: seq 2." in lines
-    assert f"    FAIL entrada #3 ({after.permalink}) [prev_mismatch]: prev no es el hash de la entrada anterior." in lines
+    assert (
+        f"    FAIL entrada #3 ({after.permalink}) [prev_mismatch]: prev no es el hash de la entrada anterior." in lines
+    )
 
 
 def test_the_demo_rolls_verify_and_include_a_reroll_chain(table):
@@ -104,13 +111,20 @@ def test_the_demo_rolls_verify_and_include_a_reroll_chain(table):
     from sheets.models import Character
 
     tomas = Character.objects.create(campaign=table.campaign, owner=table.other, name="Tomás", status="approved")
-    args = {"campaign": table.campaign, "players": (table.player, table.other),
-            "characters": (table.character, tomas), "scene": table.scene}
+    args = {
+        "campaign": table.campaign,
+        "players": (table.player, table.other),
+        "characters": (table.character, tomas),
+        "scene": table.scene,
+    }
     rolls_demo_load(**args)
     rolls_demo_load(**args)  # idempotent
     entries = RollEntry.objects.filter(campaign=table.campaign).rolls().order_by("seq")
     assert [(e.kind, e.entry["game"]["system"]) for e in entries] == [
-        ("roll", "hitos"), ("reroll", "hitos"), ("roll", "hitos"), ("roll", "free")
+        ("roll", "hitos"),
+        ("reroll", "hitos"),
+        ("roll", "hitos"),
+        ("roll", "free"),
     ]
     assert entries[1].parent == entries[0]
     assert entries[1].entry["game"]["reading"] == "positive"

@@ -51,7 +51,11 @@ def test_concurrent_appends_get_contiguous_seqs_and_an_unbroken_chain():
     def work(n: int) -> None:
         for i in range(ROLLS_EACH):
             services.roll_append(
-                campaign=table.campaign, user=table.player, spec="3d10", purpose=f"hilo {n}", read=plain_read,
+                campaign=table.campaign,
+                user=table.player,
+                spec="3d10",
+                purpose=f"hilo {n}",
+                read=plain_read,
                 client_seed=f"hilo{n}-{i}",
             )
 
@@ -74,7 +78,11 @@ def test_concurrent_retries_with_one_client_seed_make_one_entry():
 
     def work(n: int) -> None:
         entry = services.roll_append(
-            campaign=table.campaign, user=table.player, spec="3d10", purpose="reintento", read=plain_read,
+            campaign=table.campaign,
+            user=table.player,
+            spec="3d10",
+            purpose="reintento",
+            read=plain_read,
             client_seed="el-mismo",
         )
         made.append(entry.pk)
@@ -91,7 +99,11 @@ def test_concurrent_appends_across_an_epoch_boundary_stay_audit_clean(monkeypatc
     def work(n: int) -> None:
         for i in range(3):
             services.roll_append(
-                campaign=table.campaign, user=table.player, spec="1d6", purpose="borde", read=plain_read,
+                campaign=table.campaign,
+                user=table.player,
+                spec="1d6",
+                purpose="borde",
+                read=plain_read,
                 client_seed=f"borde{n}-{i}",
             )
 

@@ -30,8 +30,11 @@ SEED_MALFORMED = "ROLLOG_SEED_KEY must be a Fernet key (32 url-safe base64-encod
 
 
 def _check(env: dict[str, str]) -> subprocess.CompletedProcess:
-    clean = {k: v for k, v in os.environ.items() if k not in {"DEBUG", "SECRET_KEY", "DJANGO_SETTINGS_MODULE"}
-             and not k.startswith("ROLLOG_")}
+    clean = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in {"DEBUG", "SECRET_KEY", "DJANGO_SETTINGS_MODULE"} and not k.startswith("ROLLOG_")
+    }
     clean.update(env, DJANGO_SETTINGS_MODULE="hitos_site.settings")
     return subprocess.run(
         [sys.executable, "manage.py", "check"], cwd=ROOT, env=clean, capture_output=True, text=True, timeout=120
@@ -84,8 +87,14 @@ def test_keys_come_from_files_named_by_the_file_variables(tmp_path):
 @pytest.mark.parametrize(
     ("environ", "message"),
     [
-        ({"ROLLOG_SEED_KEY": SEED_KEY}, "ROLLOG_SIGNING_KEY (or ROLLOG_SIGNING_KEY_FILE) is required when DEBUG is off."),
-        ({"ROLLOG_SIGNING_KEY": SIGNING_KEY}, "ROLLOG_SEED_KEY (or ROLLOG_SEED_KEY_FILE) is required when DEBUG is off."),
+        (
+            {"ROLLOG_SEED_KEY": SEED_KEY},
+            "ROLLOG_SIGNING_KEY (or ROLLOG_SIGNING_KEY_FILE) is required when DEBUG is off.",
+        ),
+        (
+            {"ROLLOG_SIGNING_KEY": SIGNING_KEY},
+            "ROLLOG_SEED_KEY (or ROLLOG_SEED_KEY_FILE) is required when DEBUG is off.",
+        ),
         ({"ROLLOG_SIGNING_KEY": SIGNING_KEY[:-2], "ROLLOG_SEED_KEY": SEED_KEY}, SIGNING_MALFORMED),
         ({"ROLLOG_SIGNING_KEY": SIGNING_KEY + "00", "ROLLOG_SEED_KEY": SEED_KEY}, SIGNING_MALFORMED),
         ({"ROLLOG_SIGNING_KEY": "g" * 64, "ROLLOG_SEED_KEY": SEED_KEY}, SIGNING_MALFORMED),

@@ -6,17 +6,13 @@ from django.db import DatabaseError, IntegrityError, connection, transaction
 from rolls.models import ImmutableEntryError, RollEntry
 from tests.rolls.conftest import client_seed, roll
 
-needs_postgresql = pytest.mark.skipif(
-    connection.vendor != "postgresql", reason="needs PostgreSQL triggers"
-)
+needs_postgresql = pytest.mark.skipif(connection.vendor != "postgresql", reason="needs PostgreSQL triggers")
 
 
 def _copy(entry: RollEntry, **changes) -> RollEntry:
     """A second row like ``entry`` with fresh unique hashes, then ``changes``."""
     fields = {
-        f.name: getattr(entry, f.name)
-        for f in RollEntry._meta.concrete_fields
-        if f.name not in {"id", "created_at"}
+        f.name: getattr(entry, f.name) for f in RollEntry._meta.concrete_fields if f.name not in {"id", "created_at"}
     }
     fields.update(entry_hash="f" * 64, permalink="a" * 24, seq=999, epoch_index=999, client_seed=client_seed())
     fields.update(changes)
@@ -54,8 +50,17 @@ def test_a_version_can_be_rerolled_only_once(table):
     original = roll(table)
     first = _copy(original, parent=original, kind=RollEntry.Kind.REROLL)
     first.save()
-    _insert_fails(_copy(original, parent=original, kind=RollEntry.Kind.REROLL, entry_hash="e" * 64, permalink="b" * 24,
-                        seq=1000, epoch_index=1000))
+    _insert_fails(
+        _copy(
+            original,
+            parent=original,
+            kind=RollEntry.Kind.REROLL,
+            entry_hash="e" * 64,
+            permalink="b" * 24,
+            seq=1000,
+            epoch_index=1000,
+        )
+    )
 
 
 def test_epoch_open_entries_share_null_slots_and_seeds(table):

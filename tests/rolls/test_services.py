@@ -91,8 +91,15 @@ def test_a_second_campaign_with_a_clashing_slug_gets_its_own_log_id(db):
 
 
 def test_roll_append_draws_exactly_what_rollog_derives_from_the_stored_entry(table, clock):
-    entry = roll(table, user=table.player, spec="2d6+1d8", purpose="Atletismo: saltar el foso",
-                 client_seed="5eed0001aaaaaaaaaaaaaaaaaaaaaa00", character=table.character, post=table.post)
+    entry = roll(
+        table,
+        user=table.player,
+        spec="2d6+1d8",
+        purpose="Atletismo: saltar el foso",
+        client_seed="5eed0001aaaaaaaaaaaaaaaaaaaaaa00",
+        character=table.character,
+        post=table.post,
+    )
     e = entry.entry
     epoch = SeedEpoch.objects.get(campaign=table.campaign, epoch=1)
     seed = rollog.seed_for_slot(_root(epoch), 10_000, 1)
@@ -125,7 +132,10 @@ def test_roll_append_draws_exactly_what_rollog_derives_from_the_stored_entry(tab
     assert bytes(entry.signature) == rebuilt.signature
     assert (entry.entry_hash, entry.permalink) == (rebuilt.hash_hex, rebuilt.permalink)
     assert (entry.user, entry.character, entry.scene, entry.post) == (
-        table.player, table.character, table.scene, table.post
+        table.player,
+        table.character,
+        table.scene,
+        table.post,
     )
     assert e["client_seed_source"] == "browser"
 
@@ -418,7 +428,11 @@ def test_hitos_activation_data_is_signed_in_the_reroll(table):
     )
     e = reroll.entry
     assert (e["user"], e["activation"], e["aspect"], e["target_user"], e["paid_by"], e["payment"]) == (
-        f"u{table.gm.pk}", "negative", "Miedo a las alturas", f"u{table.player.pk}", f"u{table.gm.pk}",
+        f"u{table.gm.pk}",
+        "negative",
+        "Miedo a las alturas",
+        f"u{table.player.pk}",
+        f"u{table.gm.pk}",
         "1 punto dramático",
     )
     # Activation data is not part of the HMAC message (§6.7).
@@ -434,47 +448,107 @@ def test_hitos_activation_data_is_signed_in_the_reroll(table):
     ("dice", "difficulty", "fields"),
     [
         # H1 — m, C, M are the lowest, middle and highest die; C is the value.
-        ([9, 2, 1], 15, {"labels": ["M", "C", "m"], "m": 1, "C": 2, "M": 9, "value": 2, "total": 11,
-                         "success": False, "critical": 0, "fumble": 0}),
-        ([4, 7, 6], 15, {"labels": ["m", "M", "C"], "m": 4, "C": 6, "M": 7, "value": 6, "total": 15,
-                         "success": True, "critical": 0, "fumble": 0}),
+        (
+            [9, 2, 1],
+            15,
+            {
+                "labels": ["M", "C", "m"],
+                "m": 1,
+                "C": 2,
+                "M": 9,
+                "value": 2,
+                "total": 11,
+                "success": False,
+                "critical": 0,
+                "fumble": 0,
+            },
+        ),
+        (
+            [4, 7, 6],
+            15,
+            {
+                "labels": ["m", "M", "C"],
+                "m": 4,
+                "C": 6,
+                "M": 7,
+                "value": 6,
+                "total": 15,
+                "success": True,
+                "critical": 0,
+                "fumble": 0,
+            },
+        ),
         # H5 — a double 10 succeeds whatever the difficulty.
-        ([10, 3, 10], 40, {"m": 3, "C": 10, "M": 10, "value": 10, "total": 19, "success": True, "critical": 2,
-                           "fumble": 0}),
+        (
+            [10, 3, 10],
+            40,
+            {"m": 3, "C": 10, "M": 10, "value": 10, "total": 19, "success": True, "critical": 2, "fumble": 0},
+        ),
         # H6 — a double 1 fails even when the total beats the difficulty.
-        ([1, 9, 1], 5, {"m": 1, "C": 1, "M": 9, "value": 1, "total": 10, "success": False, "critical": 0,
-                        "fumble": 2}),
+        ([1, 9, 1], 5, {"m": 1, "C": 1, "M": 9, "value": 1, "total": 10, "success": False, "critical": 0, "fumble": 2}),
     ],
 )
 def test_the_hitos_reader_signs_the_reading(table, dice, difficulty, fields):
     read = services.hitos_reader(
-        campaign=table.campaign, what="Reflejos + Sigilo", modifier=9, difficulty=difficulty,
+        campaign=table.campaign,
+        what="Reflejos + Sigilo",
+        modifier=9,
+        difficulty=difficulty,
         breakdown=[("Reflejos", 5), ("Sigilo", 4)],
     )
     game = read(dice)
     assert {k: game[k] for k in fields} == fields
     assert (game["system"], game["what"], game["breakdown"], game["modifier"], game["difficulty"], game["reading"]) == (
-        "hitos", "Reflejos + Sigilo", [["Reflejos", 5], ["Sigilo", 4]], 9, difficulty, "normal"
+        "hitos",
+        "Reflejos + Sigilo",
+        [["Reflejos", 5], ["Sigilo", 4]],
+        9,
+        difficulty,
+        "normal",
     )
 
 
 def test_a_hidden_difficulty_is_not_written_into_the_public_entry(table):
     entry, result = services.hitos_check_roll(
-        campaign=table.campaign, user=table.player, purpose="Buscar trampas", modifier=7, difficulty=23,
-        difficulty_hidden=True, client_seed=client_seed(),
+        campaign=table.campaign,
+        user=table.player,
+        purpose="Buscar trampas",
+        modifier=7,
+        difficulty=23,
+        difficulty_hidden=True,
+        client_seed=client_seed(),
     )
     game = entry.entry["game"]
     assert game["difficulty"] == "hidden"
     assert game["success"] is result.success
     # The total is at most 10 + 7, so "23" anywhere in the game fields would be the difficulty.
     assert "23" not in json.dumps(game)
-    assert set(game) == {"system", "what", "breakdown", "reading", "labels", "m", "C", "M", "value", "modifier",
-                         "total", "critical", "fumble", "difficulty", "success"}
+    assert set(game) == {
+        "system",
+        "what",
+        "breakdown",
+        "reading",
+        "labels",
+        "m",
+        "C",
+        "M",
+        "value",
+        "modifier",
+        "total",
+        "critical",
+        "fumble",
+        "difficulty",
+        "success",
+    }
 
 
 def test_a_check_without_difficulty_has_no_success(table):
     entry, _ = services.hitos_check_roll(
-        campaign=table.campaign, user=table.player, purpose="Iniciativa", modifier=6, difficulty=None,
+        campaign=table.campaign,
+        user=table.player,
+        purpose="Iniciativa",
+        modifier=6,
+        difficulty=None,
         client_seed=client_seed(),
     )
     assert entry.entry["game"]["difficulty"] is None
@@ -483,9 +557,17 @@ def test_a_check_without_difficulty_has_no_success(table):
 
 def test_hitos_check_roll_reads_the_signed_dice_with_the_campaign_options(table):
     entry, result = services.hitos_check_roll(
-        campaign=table.campaign, user=table.player, purpose="Intelecto + Percepción: huellas", what="Intelecto + Percepción",
-        modifier=9, difficulty=15, breakdown=[("Intelecto", 5), ("Percepción", 4)], character=table.character,
-        scene=table.scene, post=table.post, client_seed=client_seed(),
+        campaign=table.campaign,
+        user=table.player,
+        purpose="Intelecto + Percepción: huellas",
+        what="Intelecto + Percepción",
+        modifier=9,
+        difficulty=15,
+        breakdown=[("Intelecto", 5), ("Percepción", 4)],
+        character=table.character,
+        scene=table.scene,
+        post=table.post,
+        client_seed=client_seed(),
     )
     dice = entry.entry["dice"]
     assert entry.spec == "3d10" and len(dice) == 3
@@ -493,7 +575,10 @@ def test_hitos_check_roll_reads_the_signed_dice_with_the_campaign_options(table)
     assert result == expected
     game = entry.entry["game"]
     assert (game["value"], game["total"], game["success"], game["what"]) == (
-        expected.value, expected.total, expected.success, "Intelecto + Percepción"
+        expected.value,
+        expected.total,
+        expected.success,
+        "Intelecto + Percepción",
     )
     assert entry.entry["purpose"] == "Intelecto + Percepción: huellas"
 

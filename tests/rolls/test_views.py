@@ -126,16 +126,25 @@ def test_a_roll_without_a_post_says_so(table):
 
 def test_the_page_lists_the_reroll_chain_from_the_original_to_the_final_version(table):
     original = _hitos(table)
-    first = services.reroll_append(parent=original, user=table.player, positions=[0], purpose="Aspecto",
-                                   read=plain_read, client_seed=client_seed())
-    final = services.reroll_append(parent=first, user=table.gm, positions=[1, 2], purpose="Activación negativa",
-                                   read=plain_read, client_seed=client_seed())
+    first = services.reroll_append(
+        parent=original, user=table.player, positions=[0], purpose="Aspecto", read=plain_read, client_seed=client_seed()
+    )
+    final = services.reroll_append(
+        parent=first,
+        user=table.gm,
+        positions=[1, 2],
+        purpose="Activación negativa",
+        read=plain_read,
+        client_seed=client_seed(),
+    )
     for entry in (original, first, final):
         html = _page(entry).content.decode()
         items = html.split('<ol class="list-unstyled roll-versions">')[1].split("</ol>")[0]
         lines = [" ".join(part.split()) for part in items.split("</li>")[:-1]]
         assert [line.split('">#')[1].split("</a>")[0] for line in lines] == [
-            str(original.seq), str(first.seq), str(final.seq)
+            str(original.seq),
+            str(first.seq),
+            str(final.seq),
         ]
         assert f"original [{', '.join(map(str, original.entry['dice']))}]" in lines[0]
         assert f"repite los dados 1 (Ana) → [{', '.join(map(str, first.entry['dice']))}]" in lines[1]
@@ -178,7 +187,9 @@ def test_the_verification_panel_shows_every_intermediate_value(table):
     assertContains(response, f'<code class="text-break" id="v-anchor">{anchor}</code>')
     assertContains(response, "Ancla de la época 1 (entrada #0)")
     assertContains(response, f"Semilla x{e['epoch_index']} (SHA-256 aplicado {e['epoch_index']} veces da el ancla)")
-    assertContains(response, f'<code class="text-break" id="v-seed">{e["seed"]}</code> <span class="text-success">✓</span>')
+    assertContains(
+        response, f'<code class="text-break" id="v-seed">{e["seed"]}</code> <span class="text-success">✓</span>'
+    )
     message = f"rollog/v1:{e['campaign']}:{e['seq']}:{seed}:3d10:-:-"
     assertContains(response, f'<code class="text-break" id="v-message">{message}</code>')
     block = rollog.dice_stream(bytes.fromhex(e["seed"]), message)
@@ -197,7 +208,9 @@ def test_the_verification_panel_shows_every_intermediate_value(table):
     assertContains(response, f'<code class="text-break" id="v-hash">{entry.entry_hash}</code>')
     assertContains(response, f'<code class="text-break" id="v-sig">{bytes(entry.signature).hex()}</code>')
     assertContains(response, f'<code class="text-break" id="v-key">{settings.ROLLOG_KEYS.public_key_hex}</code>')
-    assertContains(response, f'<code id="v-fingerprint">{views.key_fingerprint(settings.ROLLOG_KEYS.public_key_hex)}</code>')
+    assertContains(
+        response, f'<code id="v-fingerprint">{views.key_fingerprint(settings.ROLLOG_KEYS.public_key_hex)}</code>'
+    )
     assertContains(response, "La comprobación en el navegador es una comodidad")
     assertContains(response, f"python3 verify_roll.py {entry.permalink}.json {settings.ROLLOG_KEYS.public_key_hex}")
     assertContains(response, f'data-hash="{entry.entry_hash}"')
@@ -228,8 +241,10 @@ def test_a_server_made_client_seed_is_flagged_on_the_page(table):
 def test_the_page_reads_the_signed_bytes_and_says_when_they_were_tampered_with(table):
     entry = roll(table, purpose="Honrada")
     with connection.cursor() as cursor:
-        cursor.execute("UPDATE rolls_rollentry SET dice = %s, purpose = %s WHERE id = %s",
-                       [json.dumps([10, 10, 10]), "Amañada", entry.pk])
+        cursor.execute(
+            "UPDATE rolls_rollentry SET dice = %s, purpose = %s WHERE id = %s",
+            [json.dumps([10, 10, 10]), "Amañada", entry.pk],
+        )
     response = _page(entry)
     assertContains(response, f"3d10 → {' · '.join(map(str, entry.entry['dice']))}")
     assertNotContains(response, "Amañada")
@@ -281,8 +296,14 @@ def test_roll_addresses_answer_only_get_and_head(table, suffix):
 
 def test_the_json_bundle_verifies_offline(table, tmp_path):
     original = _hitos(table, post=table.post)
-    reroll = services.reroll_append(parent=original, user=table.player, positions=[0, 2], purpose="Aspecto",
-                                    read=plain_read, client_seed=client_seed())
+    reroll = services.reroll_append(
+        parent=original,
+        user=table.player,
+        positions=[0, 2],
+        purpose="Aspecto",
+        read=plain_read,
+        client_seed=client_seed(),
+    )
     client = client_for(None)
     response = client.get(f"/r/{reroll.permalink}.json")
     assert response.status_code == 200
@@ -290,10 +311,24 @@ def test_the_json_bundle_verifies_offline(table, tmp_path):
     assert response["Access-Control-Allow-Origin"] == "*"
     assert response["Content-Disposition"] == f'inline; filename="{reroll.permalink}.json"'
     bundle = json.loads(response.content)
-    assert set(bundle) == {"format", "permalink", "entry_hash", "entry_b64", "sig", "entry", "epoch_open", "parent",
-                           "children", "head", "public_key"}
-    assert (bundle["format"], bundle["permalink"], bundle["entry_hash"]) == ("rollog/v1", reroll.permalink,
-                                                                             reroll.entry_hash)
+    assert set(bundle) == {
+        "format",
+        "permalink",
+        "entry_hash",
+        "entry_b64",
+        "sig",
+        "entry",
+        "epoch_open",
+        "parent",
+        "children",
+        "head",
+        "public_key",
+    }
+    assert (bundle["format"], bundle["permalink"], bundle["entry_hash"]) == (
+        "rollog/v1",
+        reroll.permalink,
+        reroll.entry_hash,
+    )
     assert bundle["public_key"] == settings.ROLLOG_KEYS.public_key_hex
     assert bundle["parent"] == original.signed.ref()
     proof = verify_roll.verify_bundle(bundle, public_key())
@@ -304,7 +339,10 @@ def test_the_json_bundle_verifies_offline(table, tmp_path):
     path.write_bytes(response.content)
     result = subprocess.run(
         [sys.executable, "-m", "rolls.verify_roll", str(path), settings.ROLLOG_KEYS.public_key_hex],
-        cwd=ROOT, capture_output=True, text=True, timeout=60,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     assert result.returncode == 0, result.stdout + result.stderr
     assert result.stdout.splitlines()[0] == "OK: tirada verificada (rollog/v1)"
@@ -381,14 +419,18 @@ def _export(table, user=None, query=""):
 def test_everyone_may_export_a_public_campaigns_log_and_it_audits_clean(table):
     roll(table)
     original = _hitos(table)
-    services.reroll_append(parent=original, user=table.player, positions=[1], purpose="Aspecto", read=plain_read,
-                           client_seed=client_seed())
+    services.reroll_append(
+        parent=original, user=table.player, positions=[1], purpose="Aspecto", read=plain_read, client_seed=client_seed()
+    )
     response = _export(table)
     assert response.status_code == 200
     assert response["Content-Type"] == "application/json; charset=utf-8"
     page = json.loads(response.content)
     assert (page["format"], page["campaign"], page["start"], page["next"]) == (
-        "rollog/v1", table.campaign.roll_log.log_id, 0, None
+        "rollog/v1",
+        table.campaign.roll_log.log_id,
+        0,
+        None,
     )
     assert page["public_key"] == settings.ROLLOG_KEYS.public_key_hex
     assert len(page["entries"]) == 4
@@ -434,7 +476,10 @@ def test_the_export_is_paginated_with_desde_and_next(monkeypatch, table, tmp_pat
         paths[-1].write_text(json.dumps(page), encoding="utf-8")
     result = subprocess.run(
         [sys.executable, "-m", "rolls.verify_log", *map(str, paths), settings.ROLLOG_KEYS.public_key_hex],
-        cwd=ROOT, capture_output=True, text=True, timeout=60,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     assert result.returncode == 0, result.stdout + result.stderr
     assert result.stdout.startswith("OK: registro íntegro (rollog/v1): 5 entradas")
@@ -476,7 +521,10 @@ def test_a_player_rolls_freely_and_lands_on_the_permalink(table):
     entry = RollEntry.objects.get(campaign=table.campaign, client_seed="abc123")
     assertRedirects(response, f"/r/{entry.permalink}/")
     assert (entry.user, entry.spec, entry.entry["purpose"], entry.entry["client_seed_source"]) == (
-        table.player, "2d6", "Monedas", "browser"
+        table.player,
+        "2d6",
+        "Monedas",
+        "browser",
     )
     assert entry.entry["game"]["total"] == sum(entry.entry["dice"]) + 1
     # The same request sent again (a retry) lands on the same roll.

@@ -14,8 +14,16 @@ def test_demo_sheets_are_approved_one_wounded_and_shaken_and_there_is_an_npc():
     ana, bruno = UserFactory(), UserFactory()
     for user, name in ((ana, "Inés Albarrán"), (bruno, "Tomás Quiroga")):
         Membership.objects.create(campaign=campaign, user=user, role=Role.PLAYER)
-        CharacterFactory(campaign=campaign, owner=user, name=name, status="approved", fortaleza=5, reflejos=5,
-                         voluntad=5, intelecto=5)
+        CharacterFactory(
+            campaign=campaign,
+            owner=user,
+            name=name,
+            status="approved",
+            fortaleza=5,
+            reflejos=5,
+            voluntad=5,
+            intelecto=5,
+        )
     sheets_demo_load(campaign)
     sheets_demo_load(campaign)  # idempotent
     ines = Character.objects.get(name="Inés Albarrán")

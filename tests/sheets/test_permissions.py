@@ -27,21 +27,43 @@ MATRIX = [
     ("sheet-edit", "get", "draft", None, (302, 404, 404, 200, 404, 200)),
     ("sheet-notes", "post", "approved", {"private_notes": "x"}, (302, 404, 403, 302, 403, 302)),
     ("sheet-submit", "post", "draft", {}, (302, 404, 404, 302, 404, 403)),
-    ("sheet-review", "post", "submitted", {"decision": "approve", "accept_budget": "on"}, (302, 404, 404, 403, 404, 302)),
-    ("meter-update", "post", "approved", {"resistencia-action": "damage", "resistencia-amount": "1"},
-     (302, 404, 403, 403, 403, 302)),
+    (
+        "sheet-review",
+        "post",
+        "submitted",
+        {"decision": "approve", "accept_budget": "on"},
+        (302, 404, 404, 403, 404, 302),
+    ),
+    (
+        "meter-update",
+        "post",
+        "approved",
+        {"resistencia-action": "damage", "resistencia-amount": "1"},
+        (302, 404, 403, 403, 403, 302),
+    ),
     ("drama-update", "post", "approved", {"drama-change": "1"}, (302, 404, 403, 403, 403, 302)),
-    ("aspect-create", "post", "approved", {"aspect-phrase": "Mojada", "aspect-duration": "scene"},
-     (302, 404, 403, 403, 403, 302)),
-    ("aspect-update", "post", "approved", {"action": "exhaust", "until": "session"},
-     (302, 404, 403, 403, 403, 302)),
+    (
+        "aspect-create",
+        "post",
+        "approved",
+        {"aspect-phrase": "Mojada", "aspect-duration": "scene"},
+        (302, 404, 403, 403, 403, 302),
+    ),
+    ("aspect-update", "post", "approved", {"action": "exhaust", "until": "session"}, (302, 404, 403, 403, 403, 302)),
     ("sheet-history", "get", "approved", None, (302, 404, 403, 200, 403, 200)),
     ("sheet-print", "get", "approved", None, (302, 404, 403, 200, 403, 200)),
     ("sheet-export", "get", "approved", None, (302, 404, 403, 200, 403, 200)),
 ]
 
-CAMPAIGN_URLS = {"sheet-list", "sheet-create", "npc-create", "sheet-import", "sheet-options", "session-new",
-                 "scene-new"}
+CAMPAIGN_URLS = {
+    "sheet-list",
+    "sheet-create",
+    "npc-create",
+    "sheet-import",
+    "sheet-options",
+    "session-new",
+    "scene-new",
+}
 
 
 def _url(world, name):
@@ -55,8 +77,9 @@ def _url(world, name):
     return reverse(f"sheets:{name}", args=args)
 
 
-@pytest.mark.parametrize(("name", "method", "status", "data", "expected"), MATRIX,
-                         ids=[f"{m[0]}-{m[2]}" for m in MATRIX])
+@pytest.mark.parametrize(
+    ("name", "method", "status", "data", "expected"), MATRIX, ids=[f"{m[0]}-{m[2]}" for m in MATRIX]
+)
 def test_permission_matrix(world, name, method, status, data, expected):
     Aspect.objects.create(character=world.sheet, kind="hito", phrase="Hito")
     url = _url(world, name)
@@ -73,8 +96,9 @@ def test_permission_matrix(world, name, method, status, data, expected):
     assert dict(zip(ROLES, got, strict=True)) == dict(zip(ROLES, expected, strict=True))
 
 
-@pytest.mark.parametrize(("name", "method", "status", "data", "expected"), MATRIX,
-                         ids=[f"{m[0]}-{m[2]}" for m in MATRIX])
+@pytest.mark.parametrize(
+    ("name", "method", "status", "data", "expected"), MATRIX, ids=[f"{m[0]}-{m[2]}" for m in MATRIX]
+)
 def test_wrong_method_is_405(world, name, method, status, data, expected):
     world.sheet.status = status
     world.sheet.save()
@@ -122,6 +146,9 @@ def test_unknown_meter_and_npc_sanity_meter_are_404(world):
 
 def test_a_former_owner_who_left_sees_nothing(world):
     world.player.memberships.update(status="left")
-    assert world.client("player").get(
-        reverse("sheets:sheet-history", args=[world.campaign.slug, world.sheet.pk])
-    ).status_code == 404
+    assert (
+        world.client("player")
+        .get(reverse("sheets:sheet-history", args=[world.campaign.slug, world.sheet.pk]))
+        .status_code
+        == 404
+    )

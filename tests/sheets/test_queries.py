@@ -61,6 +61,7 @@ def test_meter_action_query_count_is_constant(world, django_assert_max_num_queri
     client = world.client("gm")
     url = reverse("sheets:meter-update", args=[world.campaign.slug, world.sheet.pk, "resistencia"])
     with django_assert_max_num_queries(18):
-        response = client.post(url, {"resistencia-action": "damage", "resistencia-amount": "1"},
-                               headers={"HX-Request": "true"})
+        response = client.post(
+            url, {"resistencia-action": "damage", "resistencia-amount": "1"}, headers={"HX-Request": "true"}
+        )
     assert response.status_code == 200

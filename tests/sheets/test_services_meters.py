@@ -93,7 +93,9 @@ def test_a_sano_character_heals_fully_without_a_roll(world, fake_rolls):
 
 def test_roll_actions_fail_closed_when_the_roll_log_is_missing(world, monkeypatch):
     def unavailable(**kwargs):
-        raise services.RollsUnavailable("Las tiradas verificables todavía no están disponibles: no se ha aplicado nada.")
+        raise services.RollsUnavailable(
+            "Las tiradas verificables todavía no están disponibles: no se ha aplicado nada."
+        )
 
     monkeypatch.setattr(services, "_roll", unavailable)
     with pytest.raises(ValidationError):
@@ -110,8 +112,9 @@ def test_negative_or_missing_amounts_are_refused(world, amount):
 
 
 def test_npc_damage_uses_its_aguante(world, fake_rolls):
-    npc = CharacterFactory(campaign=world.campaign, owner=world.gm, kind="npc", fortaleza=4, voluntad=4,
-                           drama=0, drama_points=0)
+    npc = CharacterFactory(
+        campaign=world.campaign, owner=world.gm, kind="npc", fortaleza=4, voluntad=4, drama=0, drama_points=0
+    )
     assert npc.aguante == 6
     change = _apply(npc, world.gm, "damage", 5)
     assert change.character.health_slashes == 5

@@ -72,7 +72,9 @@ def test_player_creates_a_sheet_and_the_rules_compute_its_scores(world):
     assert character.aguante == 7 and character.entereza == 8
     assert character.scores["defensa"].value == 5 + 3 + 5
     assert [(s.name, s.category, s.value) for s in character.skills.all()] == [
-        ("Periodismo", "profesion", 6), ("Pelea", "combate", 3)]
+        ("Periodismo", "profesion", 6),
+        ("Pelea", "combate", 3),
+    ]
     phrases = {(a.kind, a.phrase) for a in character.aspects.all()}
     assert ("concept", "Periodista sin miedo") in phrases and ("trait", "Terca") in phrases
     assert ("hito", "Sobrevivió a un incendio") in phrases and ("complication", "Deudas de juego") in phrases
@@ -83,7 +85,8 @@ def test_player_creates_a_sheet_and_the_rules_compute_its_scores(world):
 def test_the_derived_scores_update_before_saving_with_htmx(world):
     client = world.client("player")
     response = client.post(
-        _url("sheet-create", world), _sheet_post(fortaleza="9", voluntad="8", preview="1"),
+        _url("sheet-create", world),
+        _sheet_post(fortaleza="9", voluntad="8", preview="1"),
         headers={"HX-Request": "true"},
     )
     assert response.status_code == 200
@@ -165,8 +168,10 @@ def test_submit_review_return_and_approve(world):
     kinds = list(SheetEvent.objects.filter(character=sheet).order_by("id").values_list("kind", flat=True))
     assert kinds == ["submitted", "returned", "submitted", "approved"]
     texts = list(world.player.notifications.order_by("id").values_list("text", flat=True))
-    assert texts == ["La dirección te ha devuelto la ficha «Inés»: Falta la <b>profesión</b>",
-                     "La dirección ha aprobado tu ficha «Inés»."]
+    assert texts == [
+        "La dirección te ha devuelto la ficha «Inés»: Falta la <b>profesión</b>",
+        "La dirección ha aprobado tu ficha «Inés».",
+    ]
     assert list(Character.objects.filter(campaign=world.campaign).submitted()) == []
 
 
@@ -244,9 +249,14 @@ def test_gm_applies_nine_damage_with_htmx_and_sees_the_roll_and_the_state(world,
     assert "Estado: Herido." in response.text
 
 
-@pytest.mark.parametrize(("amount", "message"), [("-3", "La cantidad no puede ser negativa."),
-                                                 ("tres", "Escribe un número entero de 0 o más."),
-                                                 ("", "Indica la cantidad.")])
+@pytest.mark.parametrize(
+    ("amount", "message"),
+    [
+        ("-3", "La cantidad no puede ser negativa."),
+        ("tres", "Escribe un número entero de 0 o más."),
+        ("", "Indica la cantidad."),
+    ],
+)
 def test_bad_damage_is_a_spanish_field_error_and_nothing_changes(world, amount, message):
     for headers in ({}, {"HX-Request": "true"}):
         response = world.client("gm").post(
@@ -266,7 +276,9 @@ def test_roll_actions_fail_closed_in_the_view(world, monkeypatch):
     from sheets import services
 
     def unavailable(**kwargs):
-        raise services.RollsUnavailable("Las tiradas verificables todavía no están disponibles: no se ha aplicado nada.")
+        raise services.RollsUnavailable(
+            "Las tiradas verificables todavía no están disponibles: no se ha aplicado nada."
+        )
 
     monkeypatch.setattr(services, "_roll", unavailable)
     response = world.client("gm").post(
@@ -294,8 +306,9 @@ def test_owner_marks_own_meters_only_when_the_campaign_allows_it(world):
 def test_drama_points_spend_and_never_below_zero(world):
     url = _url("drama-update", world, world.sheet.pk)
     client = world.client("gm")
-    response = client.post(url, {"drama-change": "-1", "drama-reason": "Activa «Terca»"},
-                           headers={"HX-Request": "true"})
+    response = client.post(
+        url, {"drama-change": "-1", "drama-reason": "Activa «Terca»"}, headers={"HX-Request": "true"}
+    )
     assert response.status_code == 200 and response.text.lstrip().startswith('<section id="sheet-aspects"')
     world.sheet.refresh_from_db()
     assert world.sheet.drama_points == 4
@@ -310,7 +323,9 @@ def test_drama_points_spend_and_never_below_zero(world):
 def test_aspects_exhaust_and_recover_and_temporary_aspects_end(world):
     hito = Aspect.objects.create(character=world.sheet, kind="hito", phrase="Sobrevivió a la guerra")
     client = world.client("gm")
-    response = client.post(_url("aspect-update", world, world.sheet.pk, hito.pk), {"action": "exhaust", "until": "story"})
+    response = client.post(
+        _url("aspect-update", world, world.sheet.pk, hito.pk), {"action": "exhaust", "until": "story"}
+    )
     assert response.status_code == 302
     hito.refresh_from_db()
     assert hito.exhausted_until == "story"
@@ -339,8 +354,9 @@ def test_new_session_refreshes_drama_and_ends_session_aspects(world):
     session_aspect = Aspect.objects.create(character=sheet, kind="temporary", phrase="Herida leve", duration="session")
     story_aspect = Aspect.objects.create(character=sheet, kind="temporary", phrase="Maldita", duration="story")
     tired = Aspect.objects.create(character=sheet, kind="hito", phrase="Boxeadora", exhausted_until="session")
-    long_tired = Aspect.objects.create(character=sheet, kind="hito", phrase="Heredera", exhausted_until="story",
-                                       position=1)
+    long_tired = Aspect.objects.create(
+        character=sheet, kind="hito", phrase="Heredera", exhausted_until="story", position=1
+    )
     response = world.client("gm").post(_url("session-new", world), {"reason": "Sesión 2"})
     assert response.status_code == 302
     sheet.refresh_from_db()
@@ -365,10 +381,22 @@ def test_new_scene_ends_scene_long_aspects_only(world):
 
 
 def test_gm_creates_an_npc_stat_block_without_drama(world):
-    data = {"name": "Sectario", "concept": "Fanático", "fortaleza": "5", "reflejos": "4", "voluntad": "3",
-            "intelecto": "3", "rd": "1", "damage_code": "C", "gm_notes": "", "skills-TOTAL_FORMS": "1",
-            "skills-INITIAL_FORMS": "0", "skills-0-name": "Cuchillo", "skills-0-category": "combate",
-            "skills-0-value": "3"}
+    data = {
+        "name": "Sectario",
+        "concept": "Fanático",
+        "fortaleza": "5",
+        "reflejos": "4",
+        "voluntad": "3",
+        "intelecto": "3",
+        "rd": "1",
+        "damage_code": "C",
+        "gm_notes": "",
+        "skills-TOTAL_FORMS": "1",
+        "skills-INITIAL_FORMS": "0",
+        "skills-0-name": "Cuchillo",
+        "skills-0-category": "combate",
+        "skills-0-value": "3",
+    }
     response = world.client("gm").post(_url("npc-create", world), data)
     npc = Character.objects.get(name="Sectario")
     assert response.status_code == 302
@@ -419,13 +447,17 @@ def test_export_json_and_import_it_back(world):
     [
         (b"esto no es json", "El archivo no es una ficha de HITOS exportada desde este sitio."),
         (b'{"hola": 1}', "El archivo no es una ficha de HITOS exportada desde este sitio."),
-        (b'{"format": "hitos-ficha/v1", "name": "X", "concept": "Y", "drama": 5, '
-         b'"characteristics": {"fortaleza": 12, "reflejos": 5, "voluntad": 5, "intelecto": 5}}',
-         "Fortaleza debe estar entre 1 y 10, no 12."),
-        (b'{"format": "hitos-ficha/v1", "name": "X", "concept": "Y", "drama": 5, '
-         b'"characteristics": {"fortaleza": 5, "reflejos": 5, "voluntad": 5, "intelecto": 5}, '
-         b'"skills": [{"name": "Magia", "category": "hechiceria", "value": 3}]}',
-         "Escoja una opción válida"),
+        (
+            b'{"format": "hitos-ficha/v1", "name": "X", "concept": "Y", "drama": 5, '
+            b'"characteristics": {"fortaleza": 12, "reflejos": 5, "voluntad": 5, "intelecto": 5}}',
+            "Fortaleza debe estar entre 1 y 10, no 12.",
+        ),
+        (
+            b'{"format": "hitos-ficha/v1", "name": "X", "concept": "Y", "drama": 5, '
+            b'"characteristics": {"fortaleza": 5, "reflejos": 5, "voluntad": 5, "intelecto": 5}, '
+            b'"skills": [{"name": "Magia", "category": "hechiceria", "value": 3}]}',
+            "Escoja una opción válida",
+        ),
     ],
 )
 def test_import_of_something_that_is_not_a_sheet_saves_nothing(world, content, message):
@@ -480,7 +512,8 @@ def test_a_history_restore_request_gets_the_whole_page(world):
 def test_aspect_action_with_htmx_returns_the_aspects_fragment(world):
     hito = Aspect.objects.create(character=world.sheet, kind="hito", phrase="Boxeadora")
     response = world.client("gm").post(
-        _url("aspect-update", world, world.sheet.pk, hito.pk), {"action": "exhaust", "until": "session"},
+        _url("aspect-update", world, world.sheet.pk, hito.pk),
+        {"action": "exhaust", "until": "session"},
         headers={"HX-Request": "true"},
     )
     assert response.status_code == 200
@@ -490,7 +523,8 @@ def test_aspect_action_with_htmx_returns_the_aspects_fragment(world):
 
 def test_edit_preview_with_htmx_returns_the_scores_of_what_is_typed(world):
     response = world.client("gm").post(
-        _url("sheet-edit", world, world.sheet.pk), _sheet_post(name="Inés", intelecto="10", preview="1"),
+        _url("sheet-edit", world, world.sheet.pk),
+        _sheet_post(name="Inés", intelecto="10", preview="1"),
         headers={"HX-Request": "true"},
     )
     assert response.status_code == 200 and "<html" not in response.text
@@ -500,20 +534,39 @@ def test_edit_preview_with_htmx_returns_the_scores_of_what_is_typed(world):
 
 
 def test_npc_preview_with_htmx(world):
-    data = {"name": "Perro", "fortaleza": "6", "reflejos": "6", "voluntad": "2", "intelecto": "1", "rd": "0",
-            "skills-TOTAL_FORMS": "0", "skills-INITIAL_FORMS": "0", "preview": "1"}
+    data = {
+        "name": "Perro",
+        "fortaleza": "6",
+        "reflejos": "6",
+        "voluntad": "2",
+        "intelecto": "1",
+        "rd": "0",
+        "skills-TOTAL_FORMS": "0",
+        "skills-INITIAL_FORMS": "0",
+        "preview": "1",
+    }
     response = world.client("gm").post(_url("npc-create", world), data, headers={"HX-Request": "true"})
     assert response.status_code == 200 and "6 + 2 ÷ 2 = 7" in response.text and "<html" not in response.text
     assert not Character.objects.filter(name="Perro").exists()
 
 
 def test_gm_edits_an_npc_through_the_same_url(world):
-    npc = Character.objects.create(campaign=world.campaign, owner=world.gm, name="Perro", kind="npc",
-                                   status="approved", drama=0, drama_points=0)
+    npc = Character.objects.create(
+        campaign=world.campaign, owner=world.gm, name="Perro", kind="npc", status="approved", drama=0, drama_points=0
+    )
     page = world.client("gm").get(_url("sheet-edit", world, npc.pk))
     assert page.status_code == 200 and "Código de daño" in page.text and "Complicaciones" not in page.text
-    data = {"name": "Perro rabioso", "fortaleza": "6", "reflejos": "6", "voluntad": "2", "intelecto": "1",
-            "rd": "0", "damage_code": "mM", "skills-TOTAL_FORMS": "0", "skills-INITIAL_FORMS": "0"}
+    data = {
+        "name": "Perro rabioso",
+        "fortaleza": "6",
+        "reflejos": "6",
+        "voluntad": "2",
+        "intelecto": "1",
+        "rd": "0",
+        "damage_code": "mM",
+        "skills-TOTAL_FORMS": "0",
+        "skills-INITIAL_FORMS": "0",
+    }
     assert world.client("gm").post(_url("sheet-edit", world, npc.pk), data).status_code == 302
     npc.refresh_from_db()
     assert (npc.name, npc.damage_code, npc.aguante) == ("Perro rabioso", "mM", 7)
@@ -533,8 +586,15 @@ def test_a_dying_character_gets_no_periodic_healing_roll(world, fake_rolls):
 
 
 def test_npcs_never_show_up_as_approved_characters_on_the_campaign_page(world):
-    Character.objects.create(campaign=world.campaign, owner=world.gm, name="El Innombrable", kind="npc",
-                             status="approved", drama=0, drama_points=0)
+    Character.objects.create(
+        campaign=world.campaign,
+        owner=world.gm,
+        name="El Innombrable",
+        kind="npc",
+        status="approved",
+        drama=0,
+        drama_points=0,
+    )
     assert list(Character.objects.filter(campaign=world.campaign).approved()) == [world.sheet]
     page = world.client("player").get(world.campaign.get_absolute_url())
     assert "Inés" in page.text and "El Innombrable" not in page.text
@@ -550,7 +610,8 @@ def test_marks_that_no_longer_fit_do_not_break_the_page(world):
 
 def test_preview_keeps_the_scores_while_a_skill_row_is_half_typed(world):
     response = world.client("player").post(
-        _url("sheet-create", world), _sheet_post(**{"skills-1-category": "magia", "preview": "1"}),
+        _url("sheet-create", world),
+        _sheet_post(**{"skills-1-category": "magia", "preview": "1"}),
         headers={"HX-Request": "true"},
     )
     assert '<span class="derived-value" data-score="aguante">7</span>' in response.text

@@ -63,7 +63,9 @@ def test_missing_secret_key_in_production_is_named():
     env = {k: v for k, v in PRODUCTION_ENV.items() if k != "SECRET_KEY"}
     result = _manage("check", env=env)
     assert result.returncode == 1
-    assert result.stderr.strip() == "Configuration error: SECRET_KEY (or SECRET_KEY_FILE) is required when DEBUG is off."
+    assert (
+        result.stderr.strip() == "Configuration error: SECRET_KEY (or SECRET_KEY_FILE) is required when DEBUG is off."
+    )
 
 
 def test_env_bool_reads_false_strings_as_false():

@@ -81,5 +81,9 @@ def test_every_template_string_has_an_english_entry():
 
 
 def test_every_plural_form_is_translated():
-    empty = re.findall(r'^msgid "(.*)"\nmsgid_plural .*\n(?:msgstr\[\d\] .*\n)*msgstr\[\d\] ""$', EN_PO.read_text(encoding="utf-8"), re.M)
+    empty = re.findall(
+        r'^msgid "(.*)"\nmsgid_plural .*\n(?:msgstr\[\d\] .*\n)*msgstr\[\d\] ""$',
+        EN_PO.read_text(encoding="utf-8"),
+        re.M,
+    )
     assert empty == []

@@ -8,7 +8,9 @@ class Command(BaseCommand):
 
     def handle(self, *args, **options) -> None:
         users, campaign = demo_load()
-        self.stdout.write(self.style.SUCCESS(f"Partida de demostración: «{campaign.title}» en /partidas/{campaign.slug}/"))
+        self.stdout.write(
+            self.style.SUCCESS(f"Partida de demostración: «{campaign.title}» en /partidas/{campaign.slug}/")
+        )
         self.stdout.write("Cuentas de demostración (usuario / contraseña inicial):")
         for demo, created in users:
             note = "nueva" if created else "ya existía"

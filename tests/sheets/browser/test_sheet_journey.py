@@ -75,9 +75,7 @@ def test_create_submit_approve_and_take_nine_damage(page: Page):
     passed = "éxito" in roll.inner_text()
     expected = "9 barras y 0 aspas en 15 casillas" if passed else "15 barras y 0 aspas en 15 casillas"
     expect(page.locator("#meter-resistencia")).to_contain_text(expected)
-    expect(page.locator("#meter-resistencia .meter-state")).to_have_text(
-        "Herido · -2" if passed else "Moribundo · -5"
-    )
+    expect(page.locator("#meter-resistencia .meter-state")).to_have_text("Herido · -2" if passed else "Moribundo · -5")
     assert page.evaluate("() => window.sinRecarga") is True
     assert page.locator("#meter-resistencia .meter-box.is-slash").count() == (9 if passed else 15)
     sheet.refresh_from_db()
@@ -89,8 +87,16 @@ def test_the_sheet_is_readable_on_a_phone(page: Page):
     campaign = CampaignFactory(gm=gm)
     player = UserFactory()
     Membership.objects.create(campaign=campaign, user=player, role=Role.PLAYER)
-    sheet = Character.objects.create(campaign=campaign, owner=player, name="Tomás", status="approved",
-                                     fortaleza=5, voluntad=5, health_slashes=8, health_crosses=3)
+    sheet = Character.objects.create(
+        campaign=campaign,
+        owner=player,
+        name="Tomás",
+        status="approved",
+        fortaleza=5,
+        voluntad=5,
+        health_slashes=8,
+        health_crosses=3,
+    )
     page.set_viewport_size({"width": 360, "height": 740})
     _login(page, gm)
     page.goto(sheet.get_absolute_url())

@@ -521,7 +521,9 @@ def roll_append(
         client_seed=seed_text,
         client_seed_source=source,
         seen=seen_hash,
-        extra={"game": read(list(dice))},
+        # The post a roll belongs to is signed too (§3.5 "post"): nobody can
+        # move a roll to another post afterwards.
+        extra={"game": read(list(dice)), **({"post": f"p{post.pk}"} if post else {})},
     )
     entry = _store(campaign, signed, head=log, user=user, character=character, scene=scene, post=post)
     _after_append(log, epoch)

@@ -126,7 +126,7 @@ def test_roll_append_draws_exactly_what_rollog_derives_from_the_stored_entry(tab
         seed=seed,
         client_seed="5eed0001aaaaaaaaaaaaaaaaaaaaaa00",
         seen=e["prev"],
-        extra={"game": {"system": "test", "sum": sum(dice)}},
+        extra={"game": {"system": "test", "sum": sum(dice)}, "post": f"p{table.post.pk}"},
     )
     assert bytes(entry.entry_bytes) == rebuilt.entry_bytes
     assert bytes(entry.signature) == rebuilt.signature
@@ -645,3 +645,14 @@ def test_a_database_without_insert_returning_still_appends(monkeypatch, table):
     assert RollEntry.objects.get(pk=entries[1].pk).entry_hash == entries[1].entry_hash
     assert CampaignLog.objects.get(campaign=table.campaign).head_hash == entries[1].entry_hash
     assert _audit(table.campaign).ok
+
+
+def test_the_post_a_roll_belongs_to_is_signed_and_verifies(table):
+    entry = roll(table, post=table.post)
+    assert entry.entry["post"] == f"p{table.post.pk}"
+    assert entry.post == table.post
+    assert verify_roll.signature_valid(public_key(), bytes.fromhex(entry.entry_hash), bytes(entry.signature))
+
+
+def test_a_roll_without_a_post_signs_no_post_field(table):
+    assert "post" not in roll(table).entry

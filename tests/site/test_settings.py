@@ -97,3 +97,16 @@ def test_secret_can_come_from_a_file(tmp_path):
     assert env_secret("K", dev_file=None, generate=str, environ={"K_FILE": str(secret_file)}) == "from-file"
     with pytest.raises(ImproperlyConfigured, match="K_FILE names a file that cannot be read"):
         env_secret("K", dev_file=None, generate=str, environ={"K_FILE": str(tmp_path / "missing")})
+
+
+def test_the_server_entry_point_defaults_to_production_and_manage_py_to_development():
+    clean = {k: v for k, v in os.environ.items() if k not in {"DEBUG", "SECRET_KEY", "DJANGO_SETTINGS_MODULE"}}
+    server = subprocess.run(
+        [sys.executable, "-c", "import hitos_site.wsgi"], cwd=ROOT, env=clean, capture_output=True, text=True, timeout=120
+    )
+    assert server.returncode != 0
+    assert "SECRET_KEY (or SECRET_KEY_FILE) is required when DEBUG is off." in server.stderr
+    command = subprocess.run(
+        [sys.executable, "manage.py", "check"], cwd=ROOT, env=clean, capture_output=True, text=True, timeout=120
+    )
+    assert command.returncode == 0, command.stderr

@@ -102,7 +102,12 @@ def test_secret_can_come_from_a_file(tmp_path):
 def test_the_server_entry_point_defaults_to_production_and_manage_py_to_development():
     clean = {k: v for k, v in os.environ.items() if k not in {"DEBUG", "SECRET_KEY", "DJANGO_SETTINGS_MODULE"}}
     server = subprocess.run(
-        [sys.executable, "-c", "import hitos_site.wsgi"], cwd=ROOT, env=clean, capture_output=True, text=True, timeout=120
+        [sys.executable, "-c", "import hitos_site.wsgi"],
+        cwd=ROOT,
+        env=clean,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert server.returncode != 0
     assert "SECRET_KEY (or SECRET_KEY_FILE) is required when DEBUG is off." in server.stderr

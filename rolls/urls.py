@@ -10,6 +10,7 @@ urlpatterns = [
     re_path(r"^r/(?P<permalink>[a-z2-7]{24})\.svg$", views.roll_badge, name="roll-badge"),
     path(".well-known/rollog-keys.json", views.rollog_keys, name="rollog-keys"),
     path("verificador/verify_roll.py", views.verifier_download, name="verifier-download"),
+    path("partidas/<slug:slug>/tiradas/", views.roll_log, name="roll-log"),
     path("partidas/<slug:slug>/tiradas/registro.json", views.log_export, name="log-export"),
     path("partidas/<slug:slug>/tiradas/libre/", views.free_roll, name="free-roll"),
 ]

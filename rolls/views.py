@@ -15,14 +15,19 @@ from pathlib import Path
 
 from django.conf import settings
 from django.contrib import messages
+from django.contrib.auth import get_user_model
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied, ValidationError
+from django.core.paginator import Paginator
+from django.db.models import Exists, F, OuterRef, Q, Subquery
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse, HttpResponseBadRequest
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
+from django.utils.cache import patch_vary_headers
 from django.utils.translation import gettext as _
 from django.views.decorators.clickjacking import xframe_options_exempt
 from django.views.decorators.http import require_http_methods, require_safe
+from django_htmx.middleware import HtmxDetails
 
 from campaigns import permissions as perms
 from campaigns.models import Campaign, Post, Scene
@@ -30,13 +35,19 @@ from campaigns.permissions import campaign_access
 from rolls import rollog, services, verify_roll
 from rolls.forms import FreeRollForm
 from rolls.models import CampaignLog, RollEntry
+from sheets.models import Character
 
 EXPORT_PAGE_SIZE = 1000
+ROLL_LOG_PAGE_SIZE = 50
 NEARBY_WINDOW = timedelta(minutes=30)
 NEARBY_LIMIT = 20
 # Characters that could end a <script> or start markup if a JSON document were
 # ever pasted into HTML; escaped as \uXXXX they parse to the same strings.
 _JSON_HTML_ESCAPES = {ord("<"): "\\u003c", ord(">"): "\\u003e", ord("&"): "\\u0026"}
+
+
+class HtmxHttpRequest(HttpRequest):
+    htmx: HtmxDetails
 
 
 def _json(document: dict, *, status: int = 200) -> HttpResponse:
@@ -307,3 +318,71 @@ def free_roll(request: HttpRequest, slug: str) -> HttpResponse:
     else:
         form = FreeRollForm(initial={"seen": log.head_hash})
     return render(request, "rolls/free_roll.html", {"campaign": campaign, "form": form})
+
+
+def _id_filter(request: HttpRequest, name: str) -> int | None:
+    """A filter's chosen id from the query string: None for "all", ValueError
+    for anything that is not a number (only a hand-made address sends one)."""
+    raw = request.GET.get(name, "")
+    if raw == "":
+        return None
+    # ASCII digits only, and short enough for a database integer.
+    if not (raw.isascii() and raw.isdigit()) or len(raw) > 18:
+        raise ValueError(name)
+    return int(raw)
+
+
+@require_safe
+def roll_log(request: HtmxHttpRequest, slug: str) -> HttpResponse:
+    """Every roll and re-roll of the campaign, newest first, superseded versions
+    included: fishing for a better roll shows.
+
+    Members see it, and everyone for public campaigns; rolls made in a scene
+    the reader may not open (a private split-party scene) are left out, and
+    the filters offer only what the remaining rolls contain.
+    """
+    campaign = get_object_or_404(Campaign, slug=slug)
+    access = campaign_access(request.user, campaign)
+    if not perms.can_view_campaign(access):
+        raise Http404
+    try:
+        chosen = {name: _id_filter(request, name) for name in ("escena", "personaje", "jugador")}
+    except ValueError as exc:
+        return HttpResponseBadRequest(
+            _("«%(name)s» debe ser un número.") % {"name": exc.args[0]}, content_type="text/plain; charset=utf-8"
+        )
+    scenes = Scene.objects.visible_to(request.user, campaign, is_gm=access.is_gm, is_member=access.is_member)
+    visible = RollEntry.objects.rolls().filter(
+        Q(scene__isnull=True) | Q(scene__in=scenes.values("pk")), campaign=campaign
+    )
+    rolls = visible
+    if chosen["escena"] is not None:
+        rolls = rolls.filter(scene_id=chosen["escena"])
+    if chosen["personaje"] is not None:
+        rolls = rolls.filter(character_id=chosen["personaje"])
+    if chosen["jugador"] is not None:
+        rolls = rolls.filter(user_id=chosen["jugador"])
+    children = RollEntry.objects.filter(parent=OuterRef("pk"))
+    rolls = (
+        rolls.select_related("user", "character", "scene")
+        .annotate(
+            superseded=Exists(children), superseded_by=Subquery(children.values("seq")[:1]), parent_seq=F("parent__seq")
+        )
+        .order_by("-seq")
+    )
+    page_obj = Paginator(rolls, ROLL_LOG_PAGE_SIZE).get_page(request.GET.get("pagina"))
+    context = {
+        "campaign": campaign,
+        "page_obj": page_obj,
+        "chosen": chosen,
+        "scenes": scenes.filter(roll_entries__in=visible).distinct().order_by("title", "pk"),
+        "characters": Character.objects.filter(roll_entries__in=visible).distinct().order_by("name", "pk"),
+        "players": get_user_model().objects.filter(roll_entries__in=visible).distinct().order_by("display_name", "pk"),
+    }
+    template = "rolls/roll_log.html"
+    # A history restore needs the whole page, never the fragment.
+    if request.htmx and not request.htmx.history_restore_request:
+        template += "#roll-rows"
+    response = render(request, template, context)
+    patch_vary_headers(response, ["HX-Request"])
+    return response

@@ -17,7 +17,7 @@ from django.utils.html import format_html
 from django.utils.translation import gettext as _
 
 from campaigns.models import Membership, Post, Scene, Visibility
-from campaigns.permissions import campaign_access
+from campaigns.permissions import campaign_access, visible_scenes
 
 FEED_SIZE = 50
 
@@ -113,8 +113,6 @@ class MemberFeed(_PostFeed):
         access = campaign_access(membership.user, membership.campaign)
         if not access.is_member:
             raise Http404
-        scenes = Scene.objects.visible_to(
-            membership.user, membership.campaign, is_gm=access.is_gm, is_member=access.is_member
-        )
+        scenes = visible_scenes(access)
         posts = Post.objects.filter(scene__in=scenes.values("pk")).addressed_to(membership.user, is_gm=access.is_gm)
         return posts.select_related("author", "character", "scene__campaign").order_by("-id")[:FEED_SIZE]

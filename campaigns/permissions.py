@@ -94,6 +94,19 @@ def can_view_scene(access: Access, scene: Scene, participant_ids: set[int]) -> b
     return access.campaign.visibility == Visibility.PUBLIC and scene.everyone
 
 
+def visible_scenes(access: Access):
+    """The scenes of the campaign the user may read (a QuerySet)."""
+    return Scene.objects.visible_to(access.user, access.campaign, is_gm=access.is_gm, is_member=access.is_member)
+
+
+def can_read_post(access: Access, post: Post) -> bool:
+    """The post is in a scene the user sees and is addressed to them (whispers
+    say no); hidden posts still count, their text is ``can_see_hidden_text``."""
+    if not can_view_campaign(access) or not visible_scenes(access).filter(pk=post.scene_id).exists():
+        return False
+    return Post.objects.filter(pk=post.pk).addressed_to(access.user, is_gm=access.is_gm).exists()
+
+
 def can_post_in_scene(access: Access, scene: Scene) -> bool:
     """Players write in open scenes; the GM also in locked ones; nobody in archived ones."""
     if scene.status == Scene.Status.ARCHIVED:

@@ -79,13 +79,9 @@ def _campaign_for(request: HttpRequest, slug: str, *, manage: bool = False) -> t
     return campaign, access
 
 
-def _visible_scenes(access: Access):
-    return Scene.objects.visible_to(access.user, access.campaign, is_gm=access.is_gm, is_member=access.is_member)
-
-
 def _scene_for(request: HttpRequest, slug: str, scene_id: int, *, manage: bool = False) -> tuple[Scene, Access]:
     campaign, access = _campaign_for(request, slug, manage=manage)
-    scene = get_object_or_404(_visible_scenes(access), pk=scene_id)
+    scene = get_object_or_404(perms.visible_scenes(access), pk=scene_id)
     scene.campaign = campaign
     return scene, access
 
@@ -93,11 +89,7 @@ def _scene_for(request: HttpRequest, slug: str, scene_id: int, *, manage: bool =
 def _post_for(request: HttpRequest, post_id: int) -> tuple[Post, Access]:
     post = get_object_or_404(Post.objects.select_related("scene__campaign__gm", "author", "character"), pk=post_id)
     access = campaign_access(request.user, post.scene.campaign)
-    if not perms.can_view_campaign(access):
-        raise Http404
-    if not _visible_scenes(access).filter(pk=post.scene_id).exists():
-        raise Http404
-    if not Post.objects.addressed_to(request.user, is_gm=access.is_gm).filter(pk=post.pk).exists():
+    if not perms.can_read_post(access, post):
         raise Http404
     return post, access
 
@@ -203,7 +195,7 @@ def campaign_create(request: HtmxHttpRequest) -> HttpResponse:
 @require_GET
 def campaign_detail(request: HtmxHttpRequest, slug: str) -> HttpResponse:
     campaign, access = _campaign_for(request, slug)
-    scenes = list(_visible_scenes(access))
+    scenes = list(perms.visible_scenes(access))
     # Count only the posts this user may read: whispers to others are not
     # even counted, and a scene's chosen members must not multiply the rows.
     readable = Post.objects.filter(scene__in=[s.pk for s in scenes]).addressed_to(request.user, is_gm=access.is_gm)
@@ -790,7 +782,7 @@ def post_report(request: HtmxHttpRequest, post_id: int) -> HttpResponse:
 
 def _readable_posts(access: Access):
     """Posts of the campaign the user may read, text included."""
-    posts = Post.objects.filter(scene__in=_visible_scenes(access)).addressed_to(access.user, is_gm=access.is_gm)
+    posts = Post.objects.filter(scene__in=perms.visible_scenes(access)).addressed_to(access.user, is_gm=access.is_gm)
     if not access.is_gm:
         mine = Q(author=access.user) if access.user.is_authenticated else Q(pk__in=[])
         posts = posts.filter(Q(hidden=False) | mine)
@@ -825,7 +817,7 @@ def campaign_export(request: HtmxHttpRequest, slug: str) -> HttpResponse:
     campaign, access = _campaign_for(request, slug)
     if not perms.can_export(access):
         raise PermissionDenied(_("Solo los miembros pueden descargar la partida."))
-    scenes = list(_visible_scenes(access).prefetch_related("aspects"))
+    scenes = list(perms.visible_scenes(access).prefetch_related("aspects"))
     posts = (
         _readable_posts(access)
         .select_related("author", "character")

@@ -30,7 +30,7 @@ from django.views.decorators.http import require_http_methods, require_safe
 from django_htmx.middleware import HtmxDetails
 
 from campaigns import permissions as perms
-from campaigns.models import Campaign, Post, Scene
+from campaigns.models import Campaign, Post
 from campaigns.permissions import campaign_access
 from rolls import rollog, services, verify_roll
 from rolls.forms import FreeRollForm
@@ -100,13 +100,7 @@ def _post_readable(request: HttpRequest, post: Post | None) -> bool:
     if post is None:
         return False
     access = campaign_access(request.user, post.scene.campaign)
-    if not perms.can_view_campaign(access):
-        return False
-    visible = Scene.objects.visible_to(request.user, access.campaign, is_gm=access.is_gm, is_member=access.is_member)
-    if not visible.filter(pk=post.scene_id).exists():
-        return False
-    addressed = Post.objects.addressed_to(request.user, is_gm=access.is_gm).filter(pk=post.pk).exists()
-    return addressed and (not post.hidden or perms.can_see_hidden_text(access, post))
+    return perms.can_read_post(access, post) and (not post.hidden or perms.can_see_hidden_text(access, post))
 
 
 def _nearby(entry: RollEntry, versions: list[RollEntry]) -> list[RollEntry]:
@@ -351,7 +345,7 @@ def roll_log(request: HtmxHttpRequest, slug: str) -> HttpResponse:
         return HttpResponseBadRequest(
             _("«%(name)s» debe ser un número.") % {"name": exc.args[0]}, content_type="text/plain; charset=utf-8"
         )
-    scenes = Scene.objects.visible_to(request.user, campaign, is_gm=access.is_gm, is_member=access.is_member)
+    scenes = perms.visible_scenes(access)
     visible = RollEntry.objects.rolls().filter(
         Q(scene__isnull=True) | Q(scene__in=scenes.values("pk")), campaign=campaign
     )

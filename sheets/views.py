@@ -28,7 +28,7 @@ from django_htmx.middleware import HtmxDetails
 
 from campaigns.models import Campaign, SceneAspect, System
 from campaigns.models import Scene as CampaignScene
-from campaigns.permissions import Access, campaign_access, can_view_campaign
+from campaigns.permissions import Access, campaign_access, can_view_campaign, visible_scenes
 from rules.hitos_health import STATE_LABELS, HealthState, MentalState
 from sheets import permissions as perms
 from sheets import services
@@ -162,8 +162,8 @@ def _detail_context(access: Access, character: Character, options: CampaignSheet
     return context
 
 
-def _scene_aspects(access: Access, campaign: Campaign) -> list[SceneAspect]:
-    scenes = CampaignScene.objects.visible_to(access.user, campaign, is_gm=access.is_gm, is_member=access.is_member)
+def _scene_aspects(access: Access) -> list[SceneAspect]:
+    scenes = visible_scenes(access)
     return list(
         SceneAspect.objects.filter(
             scene__in=scenes.filter(status=CampaignScene.Status.OPEN).values("pk")
@@ -376,7 +376,7 @@ def sheet_detail(request: HtmxHttpRequest, slug: str, character_id: int) -> Http
     context = _detail_context(access, character, options)
     if _fragment(request):
         return render(request, "sheets/sheet_detail.html#sheet-meters", context)
-    context["scene_aspects"] = _scene_aspects(access, character.campaign)
+    context["scene_aspects"] = _scene_aspects(access)
     if context["can_notes"]:
         context["notes_form"] = NotesForm(
             initial={f: getattr(character, f) for f in ("private_notes", "public_description", "gm_notes")},
@@ -397,7 +397,7 @@ def sheet_notes(request: HtmxHttpRequest, slug: str, character_id: int) -> HttpR
         return redirect(character)
     context = _detail_context(access, character, options)
     context["notes_form"] = form
-    context["scene_aspects"] = _scene_aspects(access, character.campaign)
+    context["scene_aspects"] = _scene_aspects(access)
     return render(request, "sheets/sheet_detail.html", context)
 
 
@@ -433,7 +433,7 @@ def sheet_review(request: HtmxHttpRequest, slug: str, character_id: int) -> Http
             messages.success(request, _("Ficha aprobada.") if approve else _("Ficha devuelta con tus comentarios."))
             return redirect(character)
     context = _detail_context(access, character, options, review_form=form)
-    context["scene_aspects"] = _scene_aspects(access, character.campaign)
+    context["scene_aspects"] = _scene_aspects(access)
     return render(request, "sheets/sheet_detail.html", context)
 
 
@@ -447,7 +447,7 @@ def _play_response(request: HtmxHttpRequest, access, character, options, partial
     context = _detail_context(access, character, options, **forms)
     if request.htmx:
         return render(request, f"sheets/sheet_detail.html#{partial}", context)
-    context["scene_aspects"] = _scene_aspects(access, character.campaign)
+    context["scene_aspects"] = _scene_aspects(access)
     return render(request, "sheets/sheet_detail.html", context)
 
 

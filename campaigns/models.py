@@ -11,7 +11,8 @@ from datetime import timedelta
 
 from django.conf import settings
 from django.db import models
-from django.db.models import Exists, OuterRef, Q
+from django.db.models import Exists, F, OuterRef, Q, Subquery
+from django.db.models.functions import Coalesce
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
@@ -310,6 +311,11 @@ class PostQuerySet(models.QuerySet):
             | Q(author=user)
             | Q(recipients=Post.Recipients.CHOSEN, chosen_recipients=user)
         ).distinct()
+
+    def unread_by(self, user):
+        """Posts by others after the user's read marker in their scene."""
+        read = SceneRead.objects.filter(scene=OuterRef("scene"), user=user).values("last_post_id")
+        return self.exclude(author=user).annotate(read_upto=Coalesce(Subquery(read), 0)).filter(pk__gt=F("read_upto"))
 
 
 class Post(models.Model):

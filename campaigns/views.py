@@ -13,8 +13,7 @@ from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.core.paginator import Paginator
 from django.db import connection
-from django.db.models import Count, F, OuterRef, Q, Subquery
-from django.db.models.functions import Coalesce
+from django.db.models import Count, Q
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
@@ -125,7 +124,6 @@ def _unread_counts(user, campaigns) -> dict[int, int]:
     if not user.is_authenticated or not campaigns:
         return {}
     ids = [c.pk for c in campaigns]
-    read = SceneRead.objects.filter(scene=OuterRef("scene"), user=user).values("last_post_id")
     gm_of = [c.pk for c in campaigns if c.gm_id == user.pk]
     cogm_of = Membership.objects.active().filter(user=user, role=Role.COGM).values("campaign")
     is_gm = Q(scene__campaign__in=gm_of) | Q(scene__campaign__in=cogm_of)
@@ -134,9 +132,7 @@ def _unread_counts(user, campaigns) -> dict[int, int]:
     rows = (
         Post.objects.filter(scene__campaign__in=ids)
         .filter(scene_ok, addressed)
-        .exclude(author=user)
-        .annotate(read_upto=Subquery(read))
-        .filter(Q(read_upto__isnull=True) | Q(pk__gt=F("read_upto")))
+        .unread_by(user)
         .values("scene__campaign")
         .annotate(n=Count("pk", distinct=True))
     )
@@ -202,13 +198,7 @@ def campaign_detail(request: HtmxHttpRequest, slug: str) -> HttpResponse:
     post_counts = _count_by_scene(readable)
     unread_by_scene = {}
     if request.user.is_authenticated and access.is_member:
-        read = SceneRead.objects.filter(scene=OuterRef("scene"), user=request.user).values("last_post_id")
-        unread = (
-            readable.exclude(author=request.user)
-            .annotate(read_upto=Coalesce(Subquery(read), 0))
-            .filter(pk__gt=F("read_upto"))
-        )
-        unread_by_scene = _count_by_scene(unread)
+        unread_by_scene = _count_by_scene(readable.unread_by(request.user))
     for scene in scenes:
         scene.campaign = campaign
         scene.post_count = post_counts.get(scene.pk, 0)

@@ -95,6 +95,9 @@ class Campaign(models.Model):
         default=48,
         help_text=_("Pasado el plazo, la dirección puede resolver la activación pendiente."),
     )
+    # H24 — the GM's pool of drama points: NPCs spend from it and gain into it,
+    # and the GM pays negative activations with it.
+    gm_drama_points = models.PositiveSmallIntegerField(_("puntos dramáticos de la dirección"), default=5)
     created_at = models.DateTimeField(_("creada"), auto_now_add=True)
 
     objects = CampaignQuerySet.as_manager()
@@ -356,6 +359,9 @@ class Post(models.Model):
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
     hidden_at = models.DateTimeField(null=True, blank=True)
+    # A random token the post form carries: sending the same form twice (a
+    # double click, a retry) publishes one post, not two.
+    submission_key = models.CharField(max_length=64, null=True, blank=True, editable=False)  # noqa: DJ001
 
     objects = PostQuerySet.as_manager()
 
@@ -364,6 +370,7 @@ class Post(models.Model):
         verbose_name_plural = _("mensajes")
         ordering = ["id"]
         indexes = [models.Index(fields=["scene", "id"])]
+        constraints = [models.UniqueConstraint(fields=["author", "submission_key"], name="post_unique_submission_key")]
 
     def __str__(self) -> str:
         return f"#{self.pk} {self.speaker_name}"
@@ -472,6 +479,9 @@ class Notification(models.Model):
         APPLICATION = "application", _("Solicitud")
         MODERATION = "moderation", _("Moderación")
         SHEET = "sheet", _("Ficha")
+        ACTIVATION = "activation", _("Activación en contra")
+        REQUEST = "request", _("Petición de tirada")
+        HARM = "harm", _("Daño u horror")
 
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="notifications")
     campaign = models.ForeignKey(Campaign, null=True, blank=True, on_delete=models.CASCADE, related_name="+")

@@ -241,6 +241,63 @@ def sheet_reviewed(character, *, approved: bool, comment: str) -> list[Notificat
     )
 
 
+def activation_pending(activation) -> list[Notification]:
+    """Tell the owner of a roll that an aspect was activated against it (H18, H25)."""
+    table_roll = activation.table_roll
+    values = {
+        "aspect": activation.aspect_text,
+        "who": activation.activator_character.name if activation.activator_character else "",
+        "purpose": table_roll.first.purpose,
+    }
+
+    def text() -> str:
+        if values["who"]:
+            return _("%(who)s activa «%(aspect)s» en contra de tu tirada «%(purpose)s»: acéptala o cancélala.") % values
+        return (
+            _("La dirección activa «%(aspect)s» en contra de tu tirada «%(purpose)s»: acéptala o cancélala.") % values
+        )
+
+    return _notify_each(
+        [table_roll.owner],
+        campaign=activation.campaign,
+        kind=Notification.Kind.ACTIVATION,
+        url=table_roll.latest.get_absolute_url(),
+        text=text,
+        post=table_roll.post,
+    )
+
+
+def roll_requested(request) -> list[Notification]:
+    """Tell a character's player that the GM asks them for a roll."""
+    character = request.character
+    values = {"name": character.name, "purpose": request.purpose}
+
+    def text() -> str:
+        return _("La dirección pide una tirada a %(name)s: %(purpose)s.") % values
+
+    url = reverse("campaigns:scene-detail", args=[request.campaign.slug, request.scene_id]) + "#escribir"
+    return _notify_each(
+        [character.owner], campaign=request.campaign, kind=Notification.Kind.REQUEST, url=url, text=text
+    )
+
+
+def character_harmed(character, *, what: str, amount: int, url: str, post: Post | None = None) -> list[Notification]:
+    """Tell a player that damage (``what`` = "damage") or a horror loss
+    ("horror") was applied to their character. NPCs have no player to tell."""
+    if character.is_npc:
+        return []
+    values = {"name": character.name, "n": amount}
+
+    def text() -> str:
+        if what == "horror":
+            return _("%(name)s pierde %(n)s de Estabilidad Mental por el horror.") % values
+        return _("%(name)s recibe %(n)s de daño.") % values
+
+    return _notify_each(
+        [character.owner], campaign=character.campaign, kind=Notification.Kind.HARM, url=url, text=text, post=post
+    )
+
+
 def _notify_each(users: Iterable, *, campaign: Campaign, kind: str, url: str, text, post: Post | None = None):
     notifications = []
     for user in users:

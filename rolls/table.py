@@ -1,0 +1,399 @@
+"""HITOS at the table: checks rolled from a character's sheet, their re-rolls,
+and drama points moved between characters and the GM's pool.
+
+Everything that rolls goes through ``rolls.services`` (the signed log); every
+number comes from ``rules/``. Each write function runs in the caller's
+transaction or opens one; drama points and the roll that spends them commit
+together.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+from django.core.exceptions import ValidationError
+from django.db import transaction
+from django.utils.translation import gettext as _
+
+from campaigns.models import Campaign
+from rolls.models import RollEntry, TableRoll, TableRollKind
+from rolls.services import campaign_options, hitos_reader, reroll_append, roll_append
+from rules import hitos
+from rules.hitos_drama import BANK, GM_POOL, Side, Transfer, add_degeneracion, apply_transfers
+from rules.probability import success_probability
+from sheets.models import CHARACTERISTIC_FIELDS, Character, SheetEvent
+
+CHARACTERISTIC_LABELS = {
+    "fortaleza": "Fortaleza",
+    "reflejos": "Reflejos",
+    "voluntad": "Voluntad",
+    "intelecto": "Intelecto",
+}
+ARCANE_CATEGORIES = frozenset({"arcana"})
+
+
+# --- What is rolled: the modifier and its breakdown ------------------------------------
+
+
+@dataclass(frozen=True)
+class CheckSetup:
+    """A check's modifier, the named parts that make it (for the card), what
+    was rolled ("Reflejos + Sigilo") and whether an arcane skill is used."""
+
+    modifier: int
+    breakdown: tuple[tuple[str, int], ...]
+    what: str
+    arcane: bool = False
+    parts: tuple[tuple[str, int], ...] = field(default=())
+
+
+def check_setup(
+    character: Character | None,
+    *,
+    characteristic: str = "",
+    skill: str = "",
+    free_modifier: int | None = None,
+    extra: Iterable[tuple[str, int]] = (),
+    penalties: bool = True,
+) -> CheckSetup:
+    """Characteristic + skill from the sheet (or a free modifier), the extra
+    modifiers with their reasons and the sheet's health and mental penalties
+    (H54, H55, H83), applied by themselves.
+
+    Raises ``ValidationError`` with a Spanish message when the sheet has no
+    such characteristic or skill.
+    """
+    parts: list[tuple[str, int]] = []
+    what: list[str] = []
+    arcane = False
+    if free_modifier is not None and not characteristic:
+        parts.append((_("Modificador"), int(free_modifier)))
+    else:
+        if characteristic not in CHARACTERISTIC_FIELDS or character is None:
+            raise ValidationError(_("Elige una característica de la ficha."), code="characteristic")
+        label = _(CHARACTERISTIC_LABELS[characteristic])
+        parts.append((label, getattr(character, characteristic)))
+        what.append(label)
+        if skill:
+            found = next((s for s in character.skills.all() if s.name == skill), None)
+            if found is None:
+                raise ValidationError(
+                    _("La ficha de %(name)s no tiene la habilidad «%(skill)s».")
+                    % {"name": character.name, "skill": skill},
+                    code="skill",
+                )
+            parts.append((found.name, found.value))
+            what.append(found.name)
+            arcane = found.category in ARCANE_CATEGORIES
+    for reason, value in extra:
+        if value:
+            parts.append((reason.strip() or _("Modificador"), int(value)))
+    if penalties and character is not None:
+        if character.health_penalty:
+            parts.append((_("Salud: %(state)s") % {"state": character.health_label}, character.health_penalty))
+        if not character.is_npc and character.mental_penalty:
+            parts.append((_("Mente: %(state)s") % {"state": character.mental_label}, character.mental_penalty))
+    modifier = sum(value for _label, value in parts)
+    return CheckSetup(modifier, tuple(parts), " + ".join(what) or _("Tirada"), arcane, tuple(parts))
+
+
+def chance(setup: CheckSetup, difficulty: int, campaign: Campaign):
+    """The exact chance of success (a Fraction) of a check, from ``rules/``."""
+    return success_probability(setup.modifier, difficulty, strict=campaign_options(campaign).strict_success)
+
+
+# --- Rolling and re-rolling --------------------------------------------------------------
+
+
+def table_check(
+    *,
+    campaign: Campaign,
+    user,
+    setup: CheckSetup,
+    purpose: str,
+    difficulty: int | None,
+    difficulty_hidden: bool = False,
+    character: Character | None = None,
+    scene=None,
+    post=None,
+    kind: str = TableRollKind.CHECK,
+    client_seed: str | None = None,
+    position: int = 0,
+) -> TableRoll:
+    """3d10 through the log, read as a HITOS check, with its ``TableRoll``.
+
+    Runs inside the caller's transaction when there is one (the post and its
+    rolls, an attack and its record, commit together).
+    """
+    read = hitos_reader(
+        campaign=campaign,
+        what=setup.what,
+        modifier=setup.modifier,
+        difficulty=difficulty,
+        difficulty_hidden=difficulty_hidden,
+        breakdown=setup.breakdown,
+    )
+    with transaction.atomic():
+        entry = roll_append(
+            campaign=campaign,
+            user=user,
+            spec="3d10",
+            purpose=purpose,
+            read=read,
+            character=character,
+            scene=scene,
+            post=post,
+            client_seed=client_seed,
+        )
+        # The same client seed sent twice returns the stored entry (a retried
+        # form): its table roll already exists too.
+        existing = TableRoll.objects.filter(first=entry).first()
+        if existing is not None:
+            return existing
+        return TableRoll.objects.create(
+            campaign=campaign,
+            scene=scene,
+            post=post,
+            first=entry,
+            latest=entry,
+            kind=kind,
+            owner=user,
+            character=character,
+            modifier=setup.modifier,
+            difficulty=difficulty,
+            difficulty_hidden=difficulty_hidden,
+            arcane=setup.arcane,
+            position=position,
+        )
+
+
+def lock_table_roll(table_roll: TableRoll) -> TableRoll:
+    """The table roll's row, locked until the transaction ends (activations
+    on one roll queue here). Call inside ``transaction.atomic``."""
+    return (
+        TableRoll.objects.select_for_update(of=("self",))
+        .select_related("latest", "first", "campaign", "character", "owner")
+        .get(pk=table_roll.pk)
+    )
+
+
+def table_reroll(
+    table_roll: TableRoll,
+    *,
+    user,
+    positions: Sequence[int],
+    reading: hitos.Reading,
+    purpose: str = "",
+    activation: str | None = None,
+    aspect: str = "",
+    target_user=None,
+    paid_by=None,
+    payment: str = "",
+    client_seed: str | None = None,
+) -> RollEntry:
+    """Re-roll ``positions`` (0–2) of the latest version, read with ``reading``
+    (H15 positive, H19 negative); the table roll then points at the new entry.
+    The caller holds the lock from ``lock_table_roll``."""
+    parent = table_roll.latest
+    game = parent.signed_game
+    read = hitos_reader(
+        campaign=table_roll.campaign,
+        what=game.get("what", ""),
+        modifier=table_roll.modifier,
+        difficulty=table_roll.difficulty,
+        difficulty_hidden=table_roll.difficulty_hidden,
+        breakdown=[tuple(part) for part in game.get("breakdown", [])],
+        reading=reading,
+    )
+    entry = reroll_append(
+        parent=parent,
+        user=user,
+        positions=positions,
+        purpose=purpose or parent.purpose,
+        read=read,
+        activation=activation,
+        aspect=aspect,
+        target_user=target_user,
+        paid_by=paid_by,
+        payment=payment,
+        client_seed=client_seed,
+    )
+    table_roll.latest = entry
+    table_roll.save(update_fields=["latest"])
+    return entry
+
+
+def table_result(table_roll: TableRoll) -> hitos.CheckResult:
+    """The check as its latest version reads (after any re-roll)."""
+    entry = table_roll.latest
+    reading = entry.signed_game.get("reading") or hitos.Reading.NORMAL
+    roll = hitos.HitosRoll(tuple(entry.entry["dice"]), reading)
+    return hitos.check(roll, table_roll.modifier, table_roll.difficulty or 0, campaign_options(table_roll.campaign))
+
+
+def parse_positions(values: Iterable[str]) -> list[int]:
+    """Dice positions from a form (``0``–``2``); anything else is refused."""
+    positions: list[int] = []
+    for value in values:
+        text = str(value).strip()
+        if not text.isdigit() or int(text) > 2:
+            raise ValidationError(_("Los dados se eligen por su posición: 0, 1 o 2."), code="bad_positions")
+        positions.append(int(text))
+    if not positions:
+        raise ValidationError(_("Elige al menos un dado que repetir."), code="bad_positions")
+    return sorted(set(positions))
+
+
+# --- Drama points ------------------------------------------------------------------------
+
+
+def side_for(character: Character | None) -> Side:
+    """The party of an activation: a character (NPCs use the GM's pool, H24)
+    or, with no character, the GM's pool itself."""
+    if character is None:
+        return Side(GM_POOL)
+    return Side(account_for(character), npc=character.is_npc)
+
+
+def account_for(character: Character) -> str:
+    return f"ch{character.pk}"
+
+
+def gm_pool_label() -> str:
+    return _("Reserva de la dirección")
+
+
+def drama_move(
+    *,
+    campaign: Campaign,
+    transfers: Iterable[Transfer],
+    actor,
+    reason: str,
+    post=None,
+    roll: RollEntry | None = None,
+) -> dict[str, int]:
+    """Apply drama point transfers between characters (``ch<id>``) and the
+    GM's pool in one transaction, locking every row involved (campaign first,
+    then characters by id, so concurrent moves never deadlock). Nobody goes
+    below zero: a ``ValidationError`` and nothing changes. Each balance that
+    changes leaves a ``SheetEvent`` (who, when, why, the roll). Returns the
+    new balances."""
+    transfers = list(transfers)
+    if not transfers:
+        return {}
+    accounts = {t.source for t in transfers} | {t.target for t in transfers}
+    accounts.discard(BANK)
+    character_ids = sorted(int(a[2:]) for a in accounts if a.startswith("ch"))
+    with transaction.atomic():
+        locked_campaign = None
+        if GM_POOL in accounts:
+            locked_campaign = Campaign.objects.select_for_update().get(pk=campaign.pk)
+        characters = {
+            f"ch{c.pk}": c
+            for c in Character.objects.select_for_update(of=("self",)).filter(pk__in=character_ids).order_by("pk")
+        }
+        if len(characters) != len(character_ids):
+            raise ValidationError(_("Ese personaje ya no existe."))
+        balances = {key: c.drama_points for key, c in characters.items()}
+        if locked_campaign is not None:
+            balances[GM_POOL] = locked_campaign.gm_drama_points
+        try:
+            after = apply_transfers(balances, transfers)
+        except ValueError as exc:
+            raise ValidationError(_drama_error(exc, characters)) from None
+        for key, character in characters.items():
+            if after[key] != balances[key]:
+                character.drama_points = after[key]
+                character.save(update_fields=["drama_points", "updated_at"])
+                SheetEvent.objects.create(
+                    campaign=campaign,
+                    character=character,
+                    actor=actor,
+                    kind=SheetEvent.Kind.DRAMA,
+                    summary=f"{balances[key]} → {after[key]}",
+                    reason=reason[:500],
+                    post=post,
+                    roll_id=roll.pk if roll else None,
+                    roll_url=roll.get_absolute_url() if roll else "",
+                    before={"drama_points": balances[key]},
+                    after={"drama_points": after[key]},
+                )
+        if locked_campaign is not None and after[GM_POOL] != balances[GM_POOL]:
+            locked_campaign.gm_drama_points = after[GM_POOL]
+            locked_campaign.save(update_fields=["gm_drama_points"])
+            campaign.gm_drama_points = after[GM_POOL]
+            SheetEvent.objects.create(
+                campaign=campaign,
+                character=None,
+                actor=actor,
+                kind=SheetEvent.Kind.DRAMA,
+                summary=f"{gm_pool_label()}: {balances[GM_POOL]} → {after[GM_POOL]}",
+                reason=reason[:500],
+                post=post,
+                roll_id=roll.pk if roll else None,
+                roll_url=roll.get_absolute_url() if roll else "",
+                before={"gm_drama_points": balances[GM_POOL]},
+                after={"gm_drama_points": after[GM_POOL]},
+            )
+    return after
+
+
+def _drama_error(exc: ValueError, characters: dict[str, Character]) -> str:
+    text = str(exc)
+    if "El DJ" in text:
+        return _("La reserva de la dirección no tiene puntos dramáticos suficientes.")
+    for key, character in characters.items():
+        if f"«{key}»" in text:
+            return _("%(name)s no tiene puntos dramáticos suficientes (%(n)s).") % {
+                "name": character.name,
+                "n": character.drama_points,
+            }
+    return text
+
+
+def gm_pool_set(*, campaign: Campaign, actor, value: int, reason: str) -> Campaign:
+    """The GM sets their pool (a new session, a correction); logged."""
+    if value < 0 or value > 99:
+        raise ValidationError(_("La reserva de la dirección va de 0 a 99 puntos."))
+    if not reason.strip():
+        raise ValidationError(_("Indica el motivo del cambio."))
+    with transaction.atomic():
+        locked = Campaign.objects.select_for_update().get(pk=campaign.pk)
+        before = locked.gm_drama_points
+        locked.gm_drama_points = value
+        locked.save(update_fields=["gm_drama_points"])
+        SheetEvent.objects.create(
+            campaign=locked,
+            character=None,
+            actor=actor,
+            kind=SheetEvent.Kind.DRAMA,
+            summary=f"{gm_pool_label()}: {before} → {value}",
+            reason=reason[:500],
+            before={"gm_drama_points": before},
+            after={"gm_drama_points": value},
+        )
+    campaign.gm_drama_points = value
+    return locked
+
+
+def degeneracion_gain(*, character: Character, actor, reason: str, roll: RollEntry | None = None) -> Character:
+    """H92 — +1 Degeneración instead of a drama point; logged on the sheet."""
+    with transaction.atomic():
+        locked = Character.objects.select_for_update(of=("self",)).get(pk=character.pk)
+        change = add_degeneracion(locked.degeneracion, 1)
+        locked.degeneracion = change.after
+        locked.save(update_fields=["degeneracion", "updated_at"])
+        SheetEvent.objects.create(
+            campaign=locked.campaign,
+            character=locked,
+            actor=actor,
+            kind=SheetEvent.Kind.EDITED,
+            summary=_("Degeneración %(before)s → %(after)s") % {"before": change.before, "after": change.after},
+            reason=reason[:500],
+            roll_id=roll.pk if roll else None,
+            roll_url=roll.get_absolute_url() if roll else "",
+            before={"degeneracion": change.before},
+            after={"degeneracion": change.after},
+        )
+    return locked

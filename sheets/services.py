@@ -302,11 +302,13 @@ def meter_apply(
     rested: bool = True,
     reason: str = "",
     post=None,
+    scene=None,
 ) -> MeterChange:
     """Change a meter by one of ``METER_ACTIONS``. Side effects: the character's
     marks, a ``SheetEvent``, and for a mass-damage / trauma test or a periodic
     healing / recovery roll, one entry in the campaign's roll log (same
-    transaction, so the roll and the marks commit together)."""
+    transaction, so the roll and the marks commit together). ``scene`` places
+    such a roll in a scene when there is no post (combat, horror)."""
     if action not in METER_ACTIONS.get(meter, ()):
         raise ValidationError(_("Acción desconocida para este medidor."))
     if action in NEEDS_AMOUNT and (amount is None or amount < 0):
@@ -341,7 +343,7 @@ def meter_apply(
                         breakdown=[(_("Aguante") if action == "damage" else _("Entereza"), threshold)],
                         character=locked,
                         post=post,
-                        scene=post.scene if post is not None else None,
+                        scene=scene or (post.scene if post is not None else None),
                     )
                     test = check
                 take = take_damage if action == "damage" else take_imbalance
@@ -374,7 +376,7 @@ def meter_apply(
                         breakdown=[(_("Aguante") if meter == HEALTH else _("Entereza"), threshold)],
                         character=locked,
                         post=post,
-                        scene=post.scene if post is not None else None,
+                        scene=scene or (post.scene if post is not None else None),
                     )
                     test = check
                 result = recover(current, state, test, rested=rested, options=options)

@@ -170,7 +170,12 @@ def table_check(
 
 def lock_table_roll(table_roll: TableRoll) -> TableRoll:
     """The table roll's row, locked until the transaction ends (activations
-    on one roll queue here). Call inside ``transaction.atomic``."""
+    on one roll queue here). Call inside ``transaction.atomic``.
+
+    The bare row is locked first: a locking query that joins ``latest`` would
+    lose the row on PostgreSQL when a concurrent re-roll moves ``latest``
+    while it waits (the re-check of the join finds no match)."""
+    list(TableRoll.objects.select_for_update().filter(pk=table_roll.pk).values_list("pk", flat=True))
     return (
         TableRoll.objects.select_for_update(of=("self",))
         .select_related("latest", "first", "campaign", "character", "owner")

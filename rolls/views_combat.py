@@ -1,0 +1,544 @@
+"""Combat in a scene: the initiative tracker, attacks, damage and the effects
+of criticals and fumbles (H38–H52). The arithmetic is ``rolls.combat``'s,
+which asks ``rules/``.
+
+Whoever may read the scene may watch the combat; the GM runs it; a player
+attacks with their own character and shifts damage with their own drama
+points. Each action answers an htmx request with the region it changed and
+a plain form post with a redirect to the page.
+"""
+
+from __future__ import annotations
+
+from django import forms
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.core.validators import RegexValidator
+from django.db.models import F, Prefetch
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.utils.cache import patch_vary_headers
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
+from django.views.decorators.http import require_POST, require_safe
+from django_htmx.middleware import HtmxDetails
+
+from campaigns import permissions as perms
+from campaigns.models import Campaign, Scene
+from campaigns.permissions import Access, campaign_access
+from rolls import combat as services
+from rolls.cards import card_context, chains_by_latest
+from rolls.forms import CLIENT_SEED_MESSAGE
+from rolls.models import Activation, Attack, Combat, Combatant, RollEntry, TableRoll
+from sheets.models import Skill, Weapon
+
+TEMPLATE = "rolls/combat.html"
+
+
+class HtmxHttpRequest(HttpRequest):
+    htmx: HtmxDetails
+
+
+# --- forms -------------------------------------------------------------------------
+
+
+class CombatStartForm(forms.Form):
+    characters = forms.ModelMultipleChoiceField(
+        label=gettext_lazy("Participantes"), queryset=None, widget=forms.CheckboxSelectMultiple
+    )
+
+    def __init__(self, *args, campaign: Campaign, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["characters"].queryset = services.combat_characters(campaign)
+
+
+class CombatantAddForm(forms.Form):
+    character = forms.ModelChoiceField(label=gettext_lazy("Añadir participante"), queryset=None)
+
+    def __init__(self, *args, campaign: Campaign, combat: Combat, **kwargs):
+        super().__init__(*args, **kwargs)
+        taking_part = combat.combatants.values("character")
+        self.fields["character"].queryset = services.combat_characters(campaign).exclude(pk__in=taking_part)
+
+
+class DelayForm(forms.Form):
+    position = forms.IntegerField(label=gettext_lazy("Actúa en el puesto"), min_value=1, max_value=99, required=False)
+
+
+class CombatantStateForm(forms.Form):
+    all_out_defence = forms.BooleanField(label=gettext_lazy("Defensa total"), required=False)
+    defenceless = forms.BooleanField(label=gettext_lazy("Indefenso"), required=False)
+    out_of_combat = forms.BooleanField(label=gettext_lazy("Fuera de combate"), required=False)
+
+
+class AttackForm(forms.Form):
+    attacker = forms.TypedChoiceField(label=gettext_lazy("Atacante"), coerce=int)
+    target = forms.TypedChoiceField(label=gettext_lazy("Objetivo"), coerce=int)
+    weapon = forms.ChoiceField(label=gettext_lazy("Arma"))
+    modifier = forms.IntegerField(
+        label=gettext_lazy("Modificador"), min_value=-20, max_value=20, required=False, initial=0
+    )
+    modifier_reason = forms.CharField(label=gettext_lazy("Motivo del modificador"), max_length=100, required=False)
+    client_seed = forms.CharField(
+        required=False,
+        widget=forms.HiddenInput,
+        strip=False,
+        validators=[RegexValidator(r"\A[0-9A-Za-z_-]{1,64}\Z", CLIENT_SEED_MESSAGE)],
+    )
+
+    def __init__(self, *args, combatants: list[Combatant], attackers: list[Combatant], **kwargs):
+        super().__init__(*args, **kwargs)
+        self.combatants = {c.pk: c for c in combatants}
+        self.fields["attacker"].choices = [(c.pk, c.character.name) for c in attackers]
+        self.fields["target"].choices = [(c.pk, c.character.name) for c in combatants]
+        weapons = []
+        for combatant in attackers:
+            character = combatant.character
+            for weapon in character.weapons.all():
+                weapons.append((f"w{weapon.pk}", f"{character.name}: {weapon.name} ({weapon.damage_code})"))
+            if character.is_npc and character.damage_code:
+                label = _("Ataque habitual")
+                weapons.append((f"npc{combatant.pk}", f"{character.name}: {label} ({character.damage_code})"))
+        self.fields["weapon"].choices = weapons
+
+    def clean(self):
+        data = super().clean()
+        attacker = self.combatants.get(data.get("attacker"))
+        weapon = data.get("weapon", "")
+        if attacker is None or not weapon:
+            return data
+        data["attacker"] = attacker
+        data["target"] = self.combatants.get(data.get("target"))
+        if weapon == f"npc{attacker.pk}":
+            data["weapon"] = services.NPC_ATTACK
+        else:
+            found = next((w for w in attacker.character.weapons.all() if f"w{w.pk}" == weapon), None)
+            if found is None:
+                self.add_error("weapon", _("Esa arma no es de %(name)s.") % {"name": attacker.character.name})
+            data["weapon"] = found
+        return data
+
+    def extra(self) -> list[tuple[str, int]]:
+        value = self.cleaned_data.get("modifier") or 0
+        return [(self.cleaned_data.get("modifier_reason", ""), value)] if value else []
+
+
+class ShiftForm(forms.Form):
+    steps = forms.TypedChoiceField(
+        label=gettext_lazy("Daño"),
+        coerce=int,
+        choices=[(1, gettext_lazy("un nivel más")), (-1, gettext_lazy("un nivel menos"))],
+    )
+    aspect = forms.CharField(label=gettext_lazy("Aspecto activado"), max_length=200)
+
+
+class EffectForm(forms.Form):
+    decision = forms.ChoiceField(choices=[("confirm", "confirm"), ("dismiss", "dismiss")])
+    phrase = forms.CharField(label=gettext_lazy("Aspecto"), max_length=200, required=False)
+
+
+# --- access and context --------------------------------------------------------------
+
+
+def _scene_for(request: HttpRequest, slug: str, scene_id: int) -> tuple[Scene, Access]:
+    """The scene if the user may read it (404 otherwise: private campaign, hidden scene)."""
+    campaign = get_object_or_404(Campaign.objects.select_related("gm"), slug=slug)
+    access = campaign_access(request.user, campaign)
+    if not perms.can_view_campaign(access):
+        raise Http404
+    scene = get_object_or_404(perms.visible_scenes(access), pk=scene_id)
+    scene.campaign = campaign
+    return scene, access
+
+
+def _manager(request: HttpRequest, slug: str, scene_id: int) -> tuple[Scene, Access]:
+    scene, access = _scene_for(request, slug, scene_id)
+    if not access.is_gm:
+        raise PermissionDenied(_("Solo la dirección de la partida dirige el combate."))
+    return scene, access
+
+
+def _current_combat(scene: Scene) -> Combat | None:
+    """The open combat of the scene, or else the last one that ended."""
+    combat = Combat.objects.filter(scene=scene).order_by(F("ended_at").desc(nulls_first=True), "-id").first()
+    if combat is not None:
+        combat.campaign = scene.campaign
+        combat.scene = scene
+    return combat
+
+
+def _combatants(combat: Combat) -> list[Combatant]:
+    combatants = list(
+        combat.combatants.select_related("character__campaign", "character__owner", "initiative__latest")
+        .prefetch_related(
+            Prefetch("character__skills", queryset=Skill.objects.order_by("id")),
+            Prefetch("character__weapons", queryset=Weapon.objects.order_by("id")),
+        )
+        .order_by("order", "id")
+    )
+    for combatant in combatants:
+        combatant.character.campaign = combat.campaign
+    return combatants
+
+
+def _attack_rows(combat: Combat, combatants: list[Combatant], access: Access, user) -> list[Attack]:
+    """Each attack with its card, its damage and what the user may do with it."""
+    by_id = {c.pk: c for c in combatants}
+    attacks = list(
+        combat.attacks.select_related(
+            "table_roll__first__user", "table_roll__latest__user", "table_roll__owner", "table_roll__character"
+        )
+        .prefetch_related(
+            Prefetch(
+                "table_roll__activations",
+                queryset=Activation.objects.select_related("activator", "activator_character").order_by("pk"),
+            )
+        )
+        .order_by("-created_at", "-id")
+    )
+    chains = _chains(combat, [a.table_roll for a in attacks])
+    for attack in attacks:
+        attack.combat = combat
+        attack.table_roll.campaign = combat.campaign
+        attack.attacker = by_id[attack.attacker_id]
+        attack.target = by_id[attack.target_id]
+        attack.card = card_context(
+            attack.table_roll.latest,
+            table_roll=attack.table_roll,
+            user=user,
+            is_gm=access.is_gm,
+            is_player=access.is_player,
+            versions=chains[attack.table_roll.latest_id],
+        )
+        attack.hits = services.attack_hits(attack)
+        attack.damage = services.attack_damage_for(attack) if attack.hits else None
+        attack.effect = services.attack_effect_for(attack) if access.is_gm else None
+        pending = combat.ended_at is None and attack.damage_applied is None and attack.hits
+        attack.can_shift_up = pending and _owns_side(access, attack.attacker)
+        attack.can_shift_down = pending and _owns_side(access, attack.target)
+        attack.can_apply = access.is_gm and attack.damage_applied is None and attack.damage is not None
+        if attack.effect is not None:
+            proposed = attack.target if attack.effect.kind == "secuela temporal" else attack.attacker
+            attack.effect_character = proposed.character
+    return attacks
+
+
+def _chains(combat: Combat, table_rolls: list[TableRoll]) -> dict[int, list[RollEntry]]:
+    """Each roll's versions, oldest first, in at most one query: the re-rolls
+    logged between the first re-rolled attack and the last version."""
+    entries = [tr.first for tr in table_rolls] + [tr.latest for tr in table_rolls]
+    rerolled = [tr for tr in table_rolls if tr.latest_id != tr.first_id]
+    if rerolled:
+        low = min(tr.first.seq for tr in rerolled)
+        high = max(tr.latest.seq for tr in rerolled)
+        entries += RollEntry.objects.filter(
+            campaign=combat.campaign, parent__isnull=False, seq__gt=low, seq__lt=high
+        ).select_related("user")
+    return chains_by_latest(entries)
+
+
+def _owns_side(access: Access, combatant: Combatant) -> bool:
+    character = combatant.character
+    return access.is_gm or (access.is_player and not character.is_npc and character.owner_id == access.user.pk)
+
+
+def _context(request: HttpRequest, scene: Scene, access: Access, **extra) -> dict:
+    combat = _current_combat(scene)
+    context = {"campaign": scene.campaign, "scene": scene, "access": access, "combat": combat}
+    if combat is None:
+        if access.is_gm and "start_form" not in extra:
+            context["start_form"] = CombatStartForm(campaign=scene.campaign)
+        context.update(extra)
+        return context
+    combatants = _combatants(combat)
+    attackers = [c for c in combatants if services.can_attack_with(access, c)] if combat.ended_at is None else []
+    context.update(
+        combatants=combatants,
+        attacks=_attack_rows(combat, combatants, access, request.user),
+        attack_form=AttackForm(combatants=combatants, attackers=attackers) if attackers else None,
+    )
+    if access.is_gm and combat.ended_at is None:
+        context["add_form"] = CombatantAddForm(campaign=scene.campaign, combat=combat)
+        context["start_form"] = None
+    elif access.is_gm:
+        context["start_form"] = CombatStartForm(campaign=scene.campaign)
+    context.update(extra)
+    return context
+
+
+def _page_or_fragment(request: HtmxHttpRequest, fragment: str, context: dict) -> HttpResponse:
+    wants_fragment = request.htmx and not request.htmx.history_restore_request
+    response = render(request, f"{TEMPLATE}#{fragment}" if wants_fragment else TEMPLATE, context)
+    patch_vary_headers(response, ("HX-Request",))
+    return response
+
+
+def _done(request: HtmxHttpRequest, scene: Scene, access: Access, fragment: str, error: str = "") -> HttpResponse:
+    """After an action: the changed region for htmx (with the error, if
+    any), a redirect to the page otherwise (the error as a message)."""
+    if request.htmx:
+        context = _context(request, scene, access, error=error, error_in=fragment)
+        return render(request, f"{TEMPLATE}#{fragment}", context)
+    if error:
+        messages.error(request, error)
+    return redirect("rolls:combat", scene.campaign.slug, scene.pk)
+
+
+def _message(exc: ValidationError) -> str:
+    return " ".join(exc.messages)
+
+
+def _open_combat(scene: Scene, combat_id: int) -> Combat:
+    combat = get_object_or_404(Combat, pk=combat_id, scene=scene)
+    combat.campaign = scene.campaign
+    combat.scene = scene
+    return combat
+
+
+def _combatant(scene: Scene, combatant_id: int) -> Combatant:
+    combatant = get_object_or_404(
+        Combatant.objects.select_related("combat", "character"), pk=combatant_id, combat__scene=scene
+    )
+    combatant.combat.campaign = scene.campaign
+    combatant.combat.scene = scene
+    return combatant
+
+
+def _attack(scene: Scene, attack_id: int) -> Attack:
+    return get_object_or_404(Attack, pk=attack_id, combat__scene=scene)
+
+
+# --- views -------------------------------------------------------------------------
+
+
+@require_safe
+def combat_detail(request: HtmxHttpRequest, slug: str, scene_id: int) -> HttpResponse:
+    """The scene's combat: tracker, attack form, attacks with their cards."""
+    scene, access = _scene_for(request, slug, scene_id)
+    return _page_or_fragment(request, "combat-board", _context(request, scene, access))
+
+
+@login_required
+@require_POST
+def combat_start(request: HtmxHttpRequest, slug: str, scene_id: int) -> HttpResponse:
+    scene, access = _manager(request, slug, scene_id)
+    form = CombatStartForm(request.POST, campaign=scene.campaign)
+    if form.is_valid():
+        try:
+            services.combat_start(scene=scene, access=access, characters=form.cleaned_data["characters"])
+        except ValidationError as exc:
+            form.add_error(None, exc)
+    if form.errors:
+        if request.htmx:
+            return render(request, f"{TEMPLATE}#combat-board", _context(request, scene, access, start_form=form))
+        return render(request, TEMPLATE, _context(request, scene, access, start_form=form))
+    return _done(request, scene, access, "combat-board")
+
+
+@login_required
+@require_POST
+def combat_initiative(request: HtmxHttpRequest, slug: str, scene_id: int, combat_id: int) -> HttpResponse:
+    scene, access = _manager(request, slug, scene_id)
+    combat = _open_combat(scene, combat_id)
+    error = ""
+    try:
+        services.initiative_roll(combat=combat, access=access)
+    except ValidationError as exc:
+        error = _message(exc)
+    return _done(request, scene, access, "combat-tracker", error)
+
+
+@login_required
+@require_POST
+def combat_round(request: HtmxHttpRequest, slug: str, scene_id: int, combat_id: int) -> HttpResponse:
+    scene, access = _manager(request, slug, scene_id)
+    combat = _open_combat(scene, combat_id)
+    error = ""
+    try:
+        services.next_round(combat=combat, access=access)
+    except ValidationError as exc:
+        error = _message(exc)
+    return _done(request, scene, access, "combat-tracker", error)
+
+
+@login_required
+@require_POST
+def combat_end(request: HtmxHttpRequest, slug: str, scene_id: int, combat_id: int) -> HttpResponse:
+    scene, access = _manager(request, slug, scene_id)
+    combat = _open_combat(scene, combat_id)
+    error = ""
+    try:
+        services.combat_end(combat=combat, access=access)
+    except ValidationError as exc:
+        error = _message(exc)
+    return _done(request, scene, access, "combat-board", error)
+
+
+@login_required
+@require_POST
+def combatant_add(request: HtmxHttpRequest, slug: str, scene_id: int, combat_id: int) -> HttpResponse:
+    scene, access = _manager(request, slug, scene_id)
+    combat = _open_combat(scene, combat_id)
+    form = CombatantAddForm(request.POST, campaign=scene.campaign, combat=combat)
+    error = ""
+    if form.is_valid():
+        try:
+            services.combatant_add(combat=combat, access=access, character=form.cleaned_data["character"])
+        except ValidationError as exc:
+            error = _message(exc)
+    else:
+        error = " ".join(form.errors.get("character", []))
+    return _done(request, scene, access, "combat-tracker", error)
+
+
+@login_required
+@require_POST
+def combatant_remove(request: HtmxHttpRequest, slug: str, scene_id: int, combatant_id: int) -> HttpResponse:
+    scene, access = _manager(request, slug, scene_id)
+    combatant = _combatant(scene, combatant_id)
+    error = ""
+    try:
+        services.combatant_remove(combatant=combatant, access=access)
+    except ValidationError as exc:
+        error = _message(exc)
+    # Its attacks go with it: the whole board changes.
+    return _done(request, scene, access, "combat-board", error)
+
+
+@login_required
+@require_POST
+def combatant_act(request: HtmxHttpRequest, slug: str, scene_id: int, combatant_id: int) -> HttpResponse:
+    scene, access = _manager(request, slug, scene_id)
+    combatant = _combatant(scene, combatant_id)
+    error = ""
+    try:
+        services.combatant_act(combatant=combatant, access=access)
+    except ValidationError as exc:
+        error = _message(exc)
+    return _done(request, scene, access, "combat-tracker", error)
+
+
+@login_required
+@require_POST
+def combatant_delay(request: HtmxHttpRequest, slug: str, scene_id: int, combatant_id: int) -> HttpResponse:
+    scene, access = _manager(request, slug, scene_id)
+    combatant = _combatant(scene, combatant_id)
+    form = DelayForm(request.POST)
+    error = ""
+    if form.is_valid():
+        position = form.cleaned_data["position"]
+        try:
+            services.combatant_delay(
+                combatant=combatant, access=access, position=None if position is None else position - 1
+            )
+        except ValidationError as exc:
+            error = _message(exc)
+    else:
+        error = " ".join(form.errors.get("position", []))
+    return _done(request, scene, access, "combat-tracker", error)
+
+
+@login_required
+@require_POST
+def combatant_state(request: HtmxHttpRequest, slug: str, scene_id: int, combatant_id: int) -> HttpResponse:
+    scene, access = _manager(request, slug, scene_id)
+    combatant = _combatant(scene, combatant_id)
+    form = CombatantStateForm(request.POST)
+    form.is_valid()  # Booleans: an unchecked box is False, never an error.
+    error = ""
+    try:
+        services.combatant_set(combatant=combatant, access=access, **form.cleaned_data)
+    except ValidationError as exc:
+        error = _message(exc)
+    return _done(request, scene, access, "combat-tracker", error)
+
+
+@login_required
+@require_POST
+def attack_create(request: HtmxHttpRequest, slug: str, scene_id: int, combat_id: int) -> HttpResponse:
+    scene, access = _scene_for(request, slug, scene_id)
+    combat = _open_combat(scene, combat_id)
+    combatants = _combatants(combat)
+    attackers = [c for c in combatants if services.can_attack_with(access, c)]
+    if not attackers:
+        raise PermissionDenied(_("No tienes ningún personaje en este combate."))
+    form = AttackForm(request.POST, combatants=combatants, attackers=attackers)
+    if form.is_valid():
+        data = form.cleaned_data
+        try:
+            attack = services.attack_make(
+                combat=combat,
+                access=access,
+                attacker=data["attacker"],
+                target=data["target"],
+                weapon=data["weapon"],
+                extra=form.extra(),
+                client_seed=data["client_seed"] or None,
+            )
+        except ValidationError as exc:
+            form.add_error(None, exc)
+        else:
+            if request.htmx:
+                return render(request, f"{TEMPLATE}#combat-board", _context(request, scene, access))
+            return redirect(f"{services.combat_url(combat)}#attack-{attack.pk}")
+    context = _context(request, scene, access, attack_form=form)
+    if request.htmx:
+        return render(request, f"{TEMPLATE}#combat-board", context)
+    return render(request, TEMPLATE, context)
+
+
+@login_required
+@require_POST
+def attack_shift(request: HtmxHttpRequest, slug: str, scene_id: int, attack_id: int) -> HttpResponse:
+    scene, access = _scene_for(request, slug, scene_id)
+    if not (access.is_gm or access.is_player):
+        raise PermissionDenied(_("Solo los jugadores y la dirección activan aspectos."))
+    attack = _attack(scene, attack_id)
+    form = ShiftForm(request.POST)
+    error = ""
+    if form.is_valid():
+        try:
+            services.attack_shift(
+                attack=attack, access=access, steps=form.cleaned_data["steps"], aspect=form.cleaned_data["aspect"]
+            )
+        except ValidationError as exc:
+            error = _message(exc)
+    else:
+        error = " ".join(message for messages_ in form.errors.values() for message in messages_)
+    return _done(request, scene, access, "combat-attacks", error)
+
+
+@login_required
+@require_POST
+def damage_apply(request: HtmxHttpRequest, slug: str, scene_id: int, attack_id: int) -> HttpResponse:
+    scene, access = _manager(request, slug, scene_id)
+    attack = _attack(scene, attack_id)
+    error = ""
+    try:
+        services.damage_apply(attack=attack, access=access)
+    except ValidationError as exc:
+        error = _message(exc)
+    return _done(request, scene, access, "combat-attacks", error)
+
+
+@login_required
+@require_POST
+def effect_decide(request: HtmxHttpRequest, slug: str, scene_id: int, attack_id: int) -> HttpResponse:
+    scene, access = _manager(request, slug, scene_id)
+    attack = _attack(scene, attack_id)
+    form = EffectForm(request.POST)
+    error = ""
+    if form.is_valid():
+        try:
+            services.critical_effect_confirm(
+                attack=attack,
+                access=access,
+                confirm=form.cleaned_data["decision"] == "confirm",
+                phrase=form.cleaned_data["phrase"],
+            )
+        except ValidationError as exc:
+            error = _message(exc)
+    else:
+        error = _("Elige confirmar o descartar.")
+    return _done(request, scene, access, "combat-attacks", error)

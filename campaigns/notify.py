@@ -267,6 +267,34 @@ def activation_pending(activation) -> list[Notification]:
     )
 
 
+def narrative_pending(activation) -> list[Notification]:
+    """Tell a player that a narrative element harms their character (H23):
+    they gain the point, or refuse it by paying one."""
+    character = activation.target_character
+    values = {
+        "aspect": activation.aspect_text,
+        "name": character.name,
+        "note": activation.note,
+        "who": activation.activator_character.name if activation.activator_character else "",
+    }
+
+    def text() -> str:
+        if values["who"]:
+            return (
+                _("%(who)s introduce un elemento narrativo contra %(name)s («%(aspect)s»: %(note)s): acéptalo o recházalo.")
+                % values
+            )
+        return (
+            _("La dirección introduce un elemento narrativo contra %(name)s («%(aspect)s»: %(note)s): acéptalo o recházalo.")
+            % values
+        )
+
+    url = reverse("rolls:drama", args=[activation.campaign.slug])
+    return _notify_each(
+        [character.owner], campaign=activation.campaign, kind=Notification.Kind.ACTIVATION, url=url, text=text
+    )
+
+
 def roll_requested(request) -> list[Notification]:
     """Tell a character's player that the GM asks them for a roll."""
     character = request.character

@@ -598,4 +598,6 @@ def narrative_activation(
         # A narrative element re-rolls nothing: no dice positions.
         activation.full_clean(exclude=["positions"], validate_constraints=False)
         activation.save()
+        if affected is not None:
+            notify.narrative_pending(activation)
     return activation

@@ -213,3 +213,20 @@ def test_the_gm_settles_an_unanswered_narrative_after_the_deadline(play, monkeyp
     refresh(activation, play.ines)
     assert activation.status == Activation.Status.ACCEPTED
     assert play.ines.drama_points == 4
+
+
+def test_narrative_harm_notifies_the_affected_player(play):
+    from campaigns.models import Notification
+
+    activations.narrative_activation(
+        campaign=play.campaign,
+        user=play.ana,
+        character_or_gm=play.ines,
+        aspect_text="Torpe",
+        note="La lámpara cae junto a Tomás",
+        affected=play.tomas,
+    )
+    notification = Notification.objects.get(kind=Notification.Kind.ACTIVATION)
+    assert notification.user == play.bruno
+    assert "Tomás Ferrer" in notification.text and "Torpe" in notification.text
+    assert notification.url.endswith(f"/partidas/{play.campaign.slug}/drama/")

@@ -12,7 +12,7 @@ from accounts.models import User
 from campaigns import services
 from campaigns.models import Campaign, CampaignStatus, Membership, Post, Role, System, Visibility
 from campaigns.permissions import campaign_access
-from rolls.demo import rolls_demo_load
+from rolls.demo import rolls_demo_load, table_demo_load
 from sheets.demo import sheets_demo_load
 from sheets.models import Character
 
@@ -142,5 +142,11 @@ def demo_load() -> tuple[list[tuple[DemoUser, bool]], Campaign]:
         players=players,
         characters=tuple(Character.objects.get(campaign=campaign, owner=p) for p in players),
         scene=campaign.scenes.exclude(is_offgame=True).order_by("position").first(),
+    )
+    table_demo_load(
+        campaign=campaign,
+        gm=gm,
+        players=players,
+        characters=tuple(Character.objects.get(campaign=campaign, owner=p) for p in players),
     )
     return users, campaign

@@ -51,3 +51,146 @@ def rolls_demo_load(*, campaign, players, characters, scene) -> None:
         scene=scene,
     )
     services.free_roll(campaign=campaign, user=bruno, text="2d6+1", purpose="Monedas en el bolsillo del cochero")
+
+
+# --- A scene played at the table (issue 7) -------------------------------------------
+
+TABLE_SCENE = "2. El sótano"
+CREATURE = "La cosa del pozo"
+
+
+def _attack_until_hit(*, combat, access, attacker, target, weapon, attempts: int = 6):
+    """A few rounds of shots: the demo wants one hit to apply (every shot is a
+    real roll in the log, as at a real table)."""
+    from rolls import combat as combat_services
+
+    attack = None
+    for _ in range(attempts):
+        attack = combat_services.attack_make(
+            combat=combat, access=access, attacker=attacker, target=target, weapon=weapon
+        )
+        if combat_services.attack_damage_for(attack):
+            return attack
+        combat_services.next_round(combat=combat, access=access)
+    return attack
+
+
+def table_demo_load(*, campaign, gm, players, characters) -> None:
+    """Scene «2. El sótano»: posts with rolls, a positive aspect re-roll, a
+    negative activation the player accepted, a combat with an attack whose
+    damage is applied, and a horror test. Idempotent: skipped when the scene
+    exists."""
+    from campaigns import services as campaign_services
+    from campaigns.models import Post
+    from campaigns.permissions import campaign_access
+    from rolls import activations, combat, horror, table
+    from sheets.models import Aspect, Character, Skill
+
+    if campaign.scenes.filter(title=TABLE_SCENE).exists():
+        return
+    ana, bruno = players
+    ines, tomas = characters
+    gm_access = campaign_access(gm, campaign)
+    cellar = campaign_services.scene_create(
+        campaign=campaign,
+        title=TABLE_SCENE,
+        description="Una escalera de piedra baja hacia la oscuridad. Huele a agua estancada.",
+        aspects=["Oscuridad casi total", "Escalones resbaladizos"],
+    )
+    slippery = cellar.aspects.get(phrase="Escalones resbaladizos")
+
+    # Inés reads the ledger by the lamp: a roll in her post, then her hito.
+    post = campaign_services.post_create(
+        access=campaign_access(ana, campaign),
+        scene=cellar,
+        voice=Post.Voice.CHARACTER,
+        character=ines,
+        body="Inés acerca el farol al libro de cuentas que hay sobre la mesa. *¿Qué pagaba el abuelo cada mes?*",
+    )
+    ledger = table.table_check(
+        campaign=campaign,
+        user=ana,
+        setup=table.check_setup(ines, characteristic="intelecto", skill="Investigar"),
+        purpose="Descifrar el libro de cuentas",
+        difficulty=15,
+        character=ines,
+        scene=cellar,
+        post=post,
+    )
+    hito = ines.aspects.get(kind=Aspect.Kind.HITO, phrase="Se crió entre los libros del abuelo")
+    lowest = sorted(range(3), key=lambda i: ledger.latest.entry["dice"][i])[:2]
+    activations.activate_positive(
+        table_roll=ledger, user=ana, aspect_choice=f"a{hito.pk}", positions=lowest, payment="point"
+    )
+
+    # Tomás goes down the steps; the GM activates the slippery steps against him and he accepts.
+    post = campaign_services.post_create(
+        access=campaign_access(bruno, campaign),
+        scene=cellar,
+        voice=Post.Voice.CHARACTER,
+        character=tomas,
+        body="Tomás baja el primero, con el revólver por delante. —Quédese detrás de mí.",
+    )
+    steps = table.table_check(
+        campaign=campaign,
+        user=bruno,
+        setup=table.check_setup(tomas, characteristic="reflejos", skill="Atletismo"),
+        purpose="Bajar sin resbalar",
+        difficulty=10,
+        character=tomas,
+        scene=cellar,
+        post=post,
+    )
+    highest = max(range(3), key=lambda i: steps.latest.entry["dice"][i])
+    negative = activations.activate_negative(
+        table_roll=steps,
+        user=gm,
+        aspect_choice=f"s{slippery.pk}",
+        positions=[highest],
+        note="El musgo cubre los escalones.",
+    )
+    activations.answer_negative(activation=negative, user=bruno, accept=True)
+
+    # Something climbs out of the well: combat.
+    creature = Character.objects.create(
+        campaign=campaign,
+        owner=gm,
+        name=CREATURE,
+        kind=Character.Kind.NPC,
+        status=Character.Status.APPROVED,
+        fortaleza=7,
+        reflejos=5,
+        voluntad=3,
+        intelecto=2,
+        rd=1,
+        damage_code="M",
+        gm_notes="Lo que el abuelo alimentaba cada mes.",
+    )
+    Skill.objects.create(character=creature, name="Garras", category="combate", value=4)
+    campaign_services.post_create(
+        access=gm_access,
+        scene=cellar,
+        voice=Post.Voice.NPC,
+        npc_name=CREATURE,
+        body="Del pozo asoma una mano gris, demasiado larga, y después otra.",
+    )
+    fight = combat.combat_start(scene=cellar, access=gm_access, characters=[ines, tomas, creature])
+    combat.initiative_roll(combat=fight, access=gm_access)
+    fighters = {c.character_id: c for c in fight.combatants.all()}
+    revolver = tomas.weapons.get(name="Revólver")
+    attack = _attack_until_hit(
+        combat=fight, access=gm_access, attacker=fighters[tomas.pk], target=fighters[creature.pk], weapon=revolver
+    )
+    if combat.attack_damage_for(attack):
+        combat.damage_apply(attack=attack, access=gm_access)
+
+    # And the horror of seeing it.
+    test = horror.horror_start(
+        scene=cellar,
+        actor=gm,
+        level="miedo",
+        description="La cosa del pozo sale a la luz del farol",
+        exposures=[(ines, 0, ""), (tomas, -1, "Ha visto cosas en Marruecos")],
+    )
+    for exposure in test.exposures.all():
+        horror.exposure_roll(exposure=exposure, actor=gm)

@@ -1,0 +1,35 @@
+"""The ``make run`` demo has a scene played at the table (issue 7 item 11)."""
+
+import pytest
+from django.core.management import call_command
+
+from campaigns.demo import demo_load
+from rolls.demo import TABLE_SCENE
+from rolls.models import Activation, Attack, HorrorTest, RollEntry, TableRoll
+
+pytestmark = pytest.mark.django_db
+
+
+def test_the_demo_has_an_attack_a_reroll_an_accepted_negative_activation_and_a_horror_test():
+    _users, campaign = demo_load()
+    scene = campaign.scenes.get(title=TABLE_SCENE)
+    assert TableRoll.objects.filter(scene=scene, post__isnull=False).count() == 2
+    positive = Activation.objects.get(campaign=campaign, kind=Activation.Kind.POSITIVE)
+    assert positive.status == Activation.Status.DONE and len(positive.positions) == 2
+    assert positive.reroll.signed_game["reading"] == "positive"
+    negative = Activation.objects.get(campaign=campaign, kind=Activation.Kind.NEGATIVE)
+    assert negative.status == Activation.Status.ACCEPTED
+    assert negative.reroll.signed_game["reading"] == "negative"
+    attacks = Attack.objects.filter(combat__scene=scene)
+    assert attacks.exists()
+    test = HorrorTest.objects.get(scene=scene)
+    assert all(e.resolved_at for e in test.exposures.all())
+    # Every roll of the demo verifies offline.
+    call_command("verify_rolls", campaign=campaign.slug)
+
+
+def test_the_demo_loads_twice_without_repeating_itself():
+    demo_load()
+    rolls = RollEntry.objects.count()
+    demo_load()
+    assert RollEntry.objects.count() == rolls

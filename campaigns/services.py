@@ -3,7 +3,7 @@ moderation needs (revisions, the moderation log, notifications)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from datetime import timedelta
 
 from django.core.exceptions import PermissionDenied, ValidationError
@@ -30,7 +30,10 @@ from campaigns.models import (
     SceneRead,
 )
 from campaigns.permissions import Access, can_edit_post, can_post_in_scene, can_write_as_character, can_write_as_npc
+from rolls import post_rolls
+from rolls import requests as roll_requests
 from rolls import services as rolls_services
+from rolls.post_rolls import PlannedRoll
 
 
 def _unique_slug(title: str) -> str:
@@ -298,13 +301,38 @@ def post_create(
     recipients: str = Post.Recipients.ALL,
     chosen=(),
     quote_of: Post | None = None,
+    rolls: Sequence[PlannedRoll] = (),
+    answers: int | None = None,
+    answer_seed: str | None = None,
+    submission_key: str | None = None,
 ) -> Post:
+    """Publish a post with its rolls (``rolls``, or the one roll answering the
+    GM's request ``answers``), all in one transaction.
+
+    ``submission_key`` (made when the form was shown) makes a repeated
+    submission of the same form return the post it already made, with no new
+    roll. Side effects: the post, its table rolls through the signed log, the
+    request marked as answered, the author's read marker, notifications.
+    """
     if not can_post_in_scene(access, scene):
         raise PermissionDenied(_("No puedes escribir en esta escena."))
     if voice == Post.Voice.NPC and not can_write_as_npc(access):
         raise PermissionDenied(_("Solo la dirección puede escribir como PNJ."))
     if voice == Post.Voice.CHARACTER and not can_write_as_character(access, character):
         raise PermissionDenied(_("Solo puedes escribir como uno de tus personajes aprobados."))
+    if rolls and not access.is_gm:
+        if voice != Post.Voice.CHARACTER:
+            raise ValidationError(_("Para tirar, escribe como tu personaje."), code="roll_voice")
+        if any(plan.character is None or plan.character.pk != character.pk for plan in rolls):
+            raise PermissionDenied(_("Solo puedes tirar con la ficha de tu personaje."))
+    if answers is not None and rolls:
+        raise ValidationError(
+            _("Al contestar a una petición de la dirección, el mensaje lleva solo esa tirada."), code="request_rolls"
+        )
+    if submission_key:
+        existing = Post.objects.filter(author=access.user, submission_key=submission_key).first()
+        if existing is not None:
+            return existing
     post = Post(
         scene=scene,
         author=access.user,
@@ -317,11 +345,30 @@ def post_create(
         note_html=render_markdown(note),
         recipients=recipients,
         quote_of=quote_of,
+        submission_key=submission_key or None,
     )
-    post.full_clean()
-    post.save()
+    post.full_clean(validate_constraints=False)
+    try:
+        with transaction.atomic():
+            post.save()
+    except IntegrityError:
+        # The same form arrived twice at once: the other request published it.
+        if not submission_key:
+            raise
+        return Post.objects.get(author=access.user, submission_key=submission_key)
     if recipients == Post.Recipients.CHOSEN:
         post.chosen_recipients.set(chosen)
+    request = None
+    if answers is not None:
+        # Locked after the post's insert, so a repeated form stops at the
+        # submission key above and never reaches "already answered".
+        request = roll_requests.request_lock_open(
+            request_id=answers, character=character if voice == Post.Voice.CHARACTER else None
+        )
+        rolls = [post_rolls.request_plan(request, client_seed=answer_seed)]
+    made = post_rolls.post_rolls_create(post=post, user=access.user, planned=rolls)
+    if request is not None:
+        roll_requests.request_answered(request=request, table_roll=made[0])
     # The author has read their own post.
     scene_mark_read(user=access.user, scene=scene, last_post_id=post.pk)
     notify.post_created(post)

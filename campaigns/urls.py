@@ -31,6 +31,7 @@ urlpatterns = [
     path("partidas/<slug:slug>/escenas/<int:scene_id>/editar/", views.scene_edit, name="scene-edit"),
     path("partidas/<slug:slug>/escenas/<int:scene_id>/nuevos/", views.scene_poll, name="scene-poll"),
     path("partidas/<slug:slug>/escenas/<int:scene_id>/escribir/", views.post_create, name="post-create"),
+    path("partidas/<slug:slug>/escenas/<int:scene_id>/probabilidad/", views.post_roll_chance, name="post-roll-chance"),
     path("partidas/<slug:slug>/escenas/<int:scene_id>/atom/", feeds.SceneFeed(), name="scene-feed"),
     path("canales/<str:token>/", feeds.MemberFeed(), name="member-feed"),
     path("invitacion/<str:token>/", views.invitation_open, name="invitation-open"),

@@ -6,6 +6,7 @@ get 404 for anything private, members without the right get 403.
 
 from __future__ import annotations
 
+import secrets
 from copy import copy
 
 from django.contrib import messages
@@ -13,7 +14,7 @@ from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.core.paginator import Paginator
 from django.db import connection
-from django.db.models import Count, Q
+from django.db.models import Count, Prefetch, Q
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
@@ -28,6 +29,7 @@ from accounts.models import User
 from campaigns import permissions as perms
 from campaigns import services
 from campaigns.forms import (
+    ROLL_ROWS,
     ApplicationForm,
     CampaignForm,
     CampaignOptionsForm,
@@ -54,6 +56,10 @@ from campaigns.models import (
     SceneRead,
 )
 from campaigns.permissions import Access, campaign_access
+from rolls import post_rolls
+from rolls import requests as roll_requests
+from rolls.cards import card_context, chains_by_latest
+from rolls.models import Activation, RollEntry, TableRoll
 from sheets.models import Character
 
 HOME_PAGE_SIZE = 20
@@ -558,18 +564,72 @@ def _scene_posts(access: Access, scene: Scene):
 
 
 def _post_form(access: Access, scene: Scene, data=None, initial=None) -> PostForm:
-    characters = []
+    characters, npcs, requests = [], [], []
     if access.user.is_authenticated:
-        characters = Character.objects.filter(campaign=scene.campaign, owner=access.user).approved()
+        characters = list(
+            Character.objects.filter(campaign=scene.campaign, owner=access.user).approved().prefetch_related("skills")
+        )
+        if characters:
+            requests = roll_requests.open_requests(scene=scene, user=access.user)
+    can_npc = perms.can_write_as_npc(access)
+    if can_npc:
+        npcs = list(Character.objects.filter(campaign=scene.campaign).npcs().prefetch_related("skills"))
+    if data is None:
+        # A fresh key each time the form is shown; a re-shown form keeps its own.
+        initial = {**(initial or {}), "submission_key": secrets.token_urlsafe(24)}
     return PostForm(
         data,
         initial=initial,
         characters=characters,
-        can_npc=perms.can_write_as_npc(access),
+        can_npc=can_npc,
+        npcs=npcs,
+        requests=requests,
         members=_members(scene.campaign).exclude(pk=access.user.pk)
         if access.user.is_authenticated
         else User.objects.none(),
     )
+
+
+def _attach_roll_cards(posts: list[Post], access: Access, scene: Scene) -> None:
+    """Each post's roll cards (``post.roll_cards``), in a constant number of
+    queries: the posts' log entries (every version, for the re-roll chains),
+    then their table rolls with the activations the card's actions read."""
+    for post in posts:
+        post.roll_cards = []
+    entries = list(RollEntry.objects.filter(post__in=[p.pk for p in posts]).select_related("user"))
+    if not entries:
+        return
+    chains = chains_by_latest(entries)
+    by_post = {p.pk: p for p in posts}
+    table_rolls = (
+        TableRoll.objects.filter(post__in=list(by_post))
+        .select_related("character", "owner")
+        .prefetch_related(
+            Prefetch(
+                "activations",
+                queryset=Activation.objects.select_related("activator", "activator_character").order_by("pk"),
+            )
+        )
+        .order_by("post_id", "position", "pk")
+    )
+    entry_by_id = {e.pk: e for e in entries}
+    for table_roll in table_rolls:
+        table_roll.campaign = scene.campaign
+        table_roll.scene = scene
+        table_roll.latest = entry_by_id[table_roll.latest_id]
+        table_roll.first = entry_by_id[table_roll.first_id]
+        post = by_post[table_roll.post_id]
+        table_roll.post = post
+        post.roll_cards.append(
+            card_context(
+                table_roll.latest,
+                table_roll=table_roll,
+                user=access.user,
+                is_gm=access.is_gm,
+                is_player=access.is_player,
+                versions=chains[table_roll.latest_id],
+            )
+        )
 
 
 def _scene_context(request: HttpRequest, access: Access, scene: Scene, *, page, form) -> dict:
@@ -578,6 +638,7 @@ def _scene_context(request: HttpRequest, access: Access, scene: Scene, *, page, 
     page_obj = Paginator(posts, POSTS_PER_PAGE).get_page(page)
     page_posts = list(page_obj.object_list)
     _decorate_posts(page_posts, access, scene)
+    _attach_roll_cards(page_posts, access, scene)
     last_read = 0
     first_unread = None
     if request.user.is_authenticated and access.is_member:
@@ -587,6 +648,7 @@ def _scene_context(request: HttpRequest, access: Access, scene: Scene, *, page, 
         first_unread = posts.filter(pk__gt=last_read).exclude(author=request.user).values_list("pk", flat=True).first()
         if page_posts:
             services.scene_mark_read(user=request.user, scene=scene, last_post_id=page_posts[-1].pk)
+    can_manage = perms.can_manage(access)
     return {
         "campaign": scene.campaign,
         "scene": scene,
@@ -598,8 +660,9 @@ def _scene_context(request: HttpRequest, access: Access, scene: Scene, *, page, 
         "first_unread": first_unread,
         "latest_id": page_posts[-1].pk if page_posts else 0,
         "can_post": form is not None,
-        "can_manage": perms.can_manage(access),
+        "can_manage": can_manage,
         "form": form,
+        "roll_requests": roll_requests.scene_requests(scene=scene) if can_manage else [],
     }
 
 
@@ -637,6 +700,33 @@ def scene_poll(request: HtmxHttpRequest, slug: str, scene_id: int) -> HttpRespon
     return render(request, "campaigns/scene_detail.html#new-posts-bar", context)
 
 
+def _plan_rolls(form: PostForm, access: Access) -> list[post_rolls.PlannedRoll] | None:
+    """The used roll rows as planned rolls; None when a row asks the sheet for
+    something it does not have (the error is on that row)."""
+    data = form.cleaned_data
+    speaking_as = data["character"] if data["voice"] == Post.Voice.CHARACTER else None
+    plans, ok = [], True
+    for row in form.used_rolls():
+        fields = row.cleaned_data
+        try:
+            plans.append(
+                post_rolls.roll_plan(
+                    character=fields.get("npc_character") or speaking_as,
+                    characteristic=fields["characteristic"],
+                    skill=fields["skill"],
+                    free_modifier=fields["free_modifier"],
+                    extra=row.extra(),
+                    difficulty=fields["difficulty"],
+                    purpose=fields["purpose"],
+                    client_seed=fields["client_seed"],
+                )
+            )
+        except ValidationError as exc:
+            row.add_error("skill" if exc.code == "skill" else "characteristic", exc)
+            ok = False
+    return plans if ok else None
+
+
 @login_required
 @require_POST
 def post_create(request: HtmxHttpRequest, slug: str, scene_id: int) -> HttpResponse:
@@ -650,28 +740,36 @@ def post_create(request: HtmxHttpRequest, slug: str, scene_id: int) -> HttpRespo
             request, "campaigns/forbidden.html", {"message": message, "back_url": scene.get_absolute_url()}, status=403
         )
     form = _post_form(access, scene, request.POST)
-    if form.is_valid():
+    if form.is_valid() and (planned := _plan_rolls(form, access)) is not None:
         data = form.cleaned_data
         quote = None
         if data.get("quote_of"):
             # Only a post the author can read may be quoted.
             quote = _scene_posts(access, scene).filter(pk=data["quote_of"], hidden=False).first()
-        post = services.post_create(
-            access=access,
-            scene=scene,
-            voice=data["voice"],
-            body=data["body"],
-            note=data["note"],
-            character=data["character"],
-            npc_name=data["npc_name"],
-            recipients=data["recipients"],
-            chosen=data["chosen"],
-            quote_of=quote,
-        )
-        messages.success(request, _("Mensaje publicado."))
-        if request.htmx:
-            return HttpResponseClientRedirect(post.get_absolute_url())
-        return redirect(post.get_absolute_url())
+        try:
+            post = services.post_create(
+                access=access,
+                scene=scene,
+                voice=data["voice"],
+                body=data["body"],
+                note=data["note"],
+                character=data["character"],
+                npc_name=data["npc_name"],
+                recipients=data["recipients"],
+                chosen=data["chosen"],
+                quote_of=quote,
+                rolls=planned,
+                answers=data.get("answers"),
+                answer_seed=data.get("answer_seed") or None,
+                submission_key=data["submission_key"] or None,
+            )
+        except ValidationError as exc:
+            form.add_error(None, exc)
+        else:
+            messages.success(request, _("Mensaje publicado."))
+            if request.htmx:
+                return HttpResponseClientRedirect(post.get_absolute_url())
+            return redirect(post.get_absolute_url())
     # Nothing typed is lost: the last page comes back with the form and its errors.
     context = _scene_context(request, access, scene, page="last", form=form)
     if request.htmx:
@@ -681,6 +779,52 @@ def post_create(request: HtmxHttpRequest, slug: str, scene_id: int) -> HttpRespo
         response["HX-Reswap"] = "outerHTML"
         return response
     return render(request, "campaigns/scene_detail.html", context)
+
+
+@login_required
+@require_GET
+def post_roll_chance(request: HtmxHttpRequest, slug: str, scene_id: int) -> HttpResponse:
+    """The chance of success of one roll row of the post form, with its
+    modifiers (the sheet's penalties included). Never rolls."""
+    scene, access = _scene_for(request, slug, scene_id)
+    if not perms.can_post_in_scene(access, scene):
+        raise PermissionDenied(_("No puedes escribir en esta escena."))
+    raw_row = request.GET.get("fila", "0")
+    row_index = int(raw_row) if raw_row.isdigit() and int(raw_row) < ROLL_ROWS else 0
+    # The purpose is asked for when publishing; the preview does not need it.
+    data = request.GET.copy()
+    data.setdefault(f"tirada-{row_index}-purpose", "")
+    if not data[f"tirada-{row_index}-purpose"].strip():
+        data[f"tirada-{row_index}-purpose"] = "-"
+    form = _post_form(access, scene, data)
+    row = form.roll_forms[row_index]
+    context = {"row_index": row_index, "plan": None, "chance_percent": None, "problem": ""}
+    voice = request.GET.get("voice", "")
+    if row.is_valid() and row.cleaned_data.get("used"):
+        fields = row.cleaned_data
+        speaking_as = form.character_for(voice)
+        if speaking_as is None and not access.is_gm and not fields.get("npc_character"):
+            context["problem"] = _("Para tirar, escribe como tu personaje.")
+        else:
+            try:
+                plan = post_rolls.roll_plan(
+                    character=fields.get("npc_character") or speaking_as,
+                    characteristic=fields["characteristic"],
+                    skill=fields["skill"],
+                    free_modifier=fields["free_modifier"],
+                    extra=row.extra(),
+                    difficulty=fields["difficulty"],
+                )
+            except ValidationError as exc:
+                context["problem"] = " ".join(exc.messages)
+            else:
+                context["plan"] = plan
+                context["chance_percent"] = post_rolls.percent(post_rolls.roll_chance(plan, scene.campaign))
+    elif row.is_bound and row.errors:
+        context["problem"] = " ".join(e for errors in row.errors.values() for e in errors)
+    response = render(request, "campaigns/scene_detail.html#roll-chance", context)
+    patch_vary_headers(response, ("HX-Request",))
+    return response
 
 
 # --- posts -----------------------------------------------------------------

@@ -1,3 +1,12 @@
-from django.urls import path  # noqa: F401
+from django.urls import path
 
-urlpatterns: list = []
+from rolls import views_requests
+
+urlpatterns = [
+    path(
+        "partidas/<slug:slug>/escenas/<int:scene_id>/peticiones/nueva/",
+        views_requests.request_create,
+        name="request-create",
+    ),
+    path("peticiones/<int:request_id>/anular/", views_requests.request_cancel, name="request-cancel"),
+]

@@ -19,7 +19,7 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.core.paginator import Paginator
-from django.db.models import Exists, F, OuterRef, Q, Subquery
+from django.db.models import Exists, F, OuterRef, Prefetch, Q, Subquery
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse, HttpResponseBadRequest
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
@@ -33,8 +33,9 @@ from campaigns import permissions as perms
 from campaigns.models import Campaign, Post
 from campaigns.permissions import campaign_access
 from rolls import rollog, services, verify_roll
+from rolls.cards import card_context
 from rolls.forms import FreeRollForm
-from rolls.models import CampaignLog, RollEntry
+from rolls.models import Activation, CampaignLog, RollEntry, TableRoll
 from sheets.models import Character
 
 EXPORT_PAGE_SIZE = 1000
@@ -154,13 +155,31 @@ def roll_permalink(request: HttpRequest, permalink: str) -> HttpResponse:
     epoch_open = RollEntry.objects.get(campaign=entry.campaign, kind=RollEntry.Kind.EPOCH_OPEN, epoch=entry.epoch)
     versions = _chain(entry)
     post_readable = _post_readable(request, entry.post)
+    access = campaign_access(request.user, entry.campaign)
+    # The card's actions act on a roll's latest version: only there is the table roll given.
+    table_roll = (
+        TableRoll.objects.filter(first=versions[0], latest=entry)
+        .select_related("character", "owner")
+        .prefetch_related(
+            Prefetch("activations", queryset=Activation.objects.select_related("activator", "activator_character"))
+        )
+        .first()
+    )
+    if table_roll is not None:
+        table_roll.campaign = entry.campaign
+    card = card_context(
+        entry,
+        table_roll=table_roll,
+        user=request.user,
+        is_gm=access.is_gm,
+        is_player=access.is_player,
+        versions=[v for v in versions if v.seq <= entry.seq],
+    )
     public_key = settings.ROLLOG_KEYS.public_key_hex
     link = request.build_absolute_uri(entry.get_absolute_url())
     badge = request.build_absolute_uri(reverse("rolls:roll-badge", args=[entry.permalink]))
     context = {
-        "entry": entry,
-        "signed_entry": signed_entry,
-        "game": signed_entry.get("game") or {},
+        **card,
         "versions": versions,
         "nearby": _nearby(entry, versions),
         "post": entry.post if post_readable else None,
@@ -365,6 +384,9 @@ def roll_log(request: HtmxHttpRequest, slug: str) -> HttpResponse:
         .order_by("-seq")
     )
     page_obj = Paginator(rolls, ROLL_LOG_PAGE_SIZE).get_page(request.GET.get("pagina"))
+    for entry in page_obj.object_list:
+        # The log has its own columns for the purpose and the versions.
+        entry.card = card_context(entry, user=request.user, is_gm=access.is_gm, compact=True)
     context = {
         "campaign": campaign,
         "page_obj": page_obj,

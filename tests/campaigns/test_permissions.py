@@ -47,6 +47,7 @@ scene-detail                  GET     200  200      200    200    200   200   20
 scene-edit                    GET     302  403      403    403    403   200   200
 scene-poll                    GET     200  200      200    200    200   200   200
 post-create                   POST    302  403      403    302    302   302   302
+post-roll-chance              GET     302  403      403    200    200   200   200
 scene-feed                    GET     200  200      200    200    200   200   200
 member-feed                   GET     200  200      200    200    200   200   200
 invitation-open               GET     200  200      302    302    302   302   302
@@ -66,6 +67,7 @@ member-role                   GET     302  405      405    405    405   405   40
 campaign-hand-over            GET     302  405      405    405    405   405   405
 report-resolve                GET     302  405      405    405    405   405   405
 post-create                   GET     302  405      405    405    405   405   405
+post-roll-chance              POST    302  405      405    405    405   405   405
 post-hide                     GET     302  405      405    405    405   405   405
 campaign-detail               POST    405  405      405    405    405   405   405
 """
@@ -94,6 +96,7 @@ scene-detail                  GET     404  404      200    200    200   200   20
 scene-edit                    GET     302  404      403    403    403   200   200
 scene-poll                    GET     404  404      200    200    200   200   200
 post-create                   POST    302  404      403    302    302   302   302
+post-roll-chance              GET     302  404      403    200    200   200   200
 scene-feed                    GET     404  404      404    404    404   404   404
 member-feed                   GET     200  200      200    200    200   200   200
 invitation-open               GET     200  200      302    302    302   302   302
@@ -113,6 +116,7 @@ member-role                   GET     302  405      405    405    405   405   40
 campaign-hand-over            GET     302  405      405    405    405   405   405
 report-resolve                GET     302  405      405    405    405   405   405
 post-create                   GET     302  405      405    405    405   405   405
+post-roll-chance              POST    302  405      405    405    405   405   405
 post-hide                     GET     302  405      405    405    405   405   405
 campaign-detail               POST    405  405      405    405    405   405   405
 """
@@ -173,6 +177,7 @@ def _request(t: Table, name: str) -> tuple[str, dict]:
             reverse("campaigns:post-create", args=[slug, t.scene.pk]),
             {"voice": "ooc", "body": "Bajo con la linterna.", "recipients": "all"},
         ),
+        "post-roll-chance": (reverse("campaigns:post-roll-chance", args=[slug, t.scene.pk]), {}),
         "scene-feed": (reverse("campaigns:scene-feed", args=[slug, t.scene.pk]), {}),
         "member-feed": (reverse("campaigns:member-feed", args=[t.membership(t.player).feed_token]), {}),
         "invitation-open": (reverse("campaigns:invitation-open", args=[t.invitation.token]), {}),

@@ -80,7 +80,9 @@ def test_a_free_roll_shows_its_expression_and_total(table):
         campaign=table.campaign, user=table.player, text="2d6+3", purpose="Daño", client_seed=client_seed()
     )
     response = client_for(table.player).get(_url(table))
-    assertContains(response, f"<code>2d6+3</code> = {entry.signed_game['total']}", html=False)
+    # The log's result column is the roll card (issue 7).
+    assertContains(response, "<code>2d6+3</code>", html=False)
+    assertContains(response, f"Resultado: {entry.signed_game['total']}", html=False)
 
 
 def test_the_htmx_request_gets_only_the_rows_fragment(table):

@@ -1,0 +1,137 @@
+"""The roll card (issue 7, item 2): one partial in posts, on the permalink page
+and in the roll log."""
+
+from __future__ import annotations
+
+from django.template.loader import render_to_string
+from django.urls import reverse
+from pytest_django.asserts import assertContains, assertNotContains
+
+from rolls.cards import card_context
+from rolls.models import TableRoll
+from rolls.table import check_setup, table_check, table_reroll
+from rules import hitos
+from tests.play.conftest import Play, client_for, client_seed
+
+
+def _roll(play: Play, *, difficulty=15, hidden=False, purpose="Cruzar el jardín") -> TableRoll:
+    setup = check_setup(play.ines, characteristic="reflejos", skill="Sigilo")
+    return table_check(
+        campaign=play.campaign,
+        user=play.ana,
+        setup=setup,
+        purpose=purpose,
+        difficulty=difficulty,
+        difficulty_hidden=hidden,
+        character=play.ines,
+        scene=play.scene,
+        post=play.post,
+        client_seed=client_seed(),
+    )
+
+
+def _card(table_roll: TableRoll, user) -> str:
+    table_roll = TableRoll.objects.select_related("latest", "campaign").get(pk=table_roll.pk)
+    return render_to_string("rolls/_roll_card.html", card_context(table_roll.latest, table_roll=table_roll, user=user))
+
+
+def test_the_card_shows_dice_letters_the_kept_die_total_difficulty_and_margin(play):
+    table_roll = _roll(play)
+    html = _card(table_roll, play.bruno)
+    game = table_roll.latest.signed_game
+    assert f'id="tirada-{table_roll.pk}"' in html
+    for die, label in table_roll.latest.labelled_dice:
+        kept = " roll-die-kept" if label == "C" else ""
+        assert (
+            f'roll-die{kept}"><span class="roll-die-value">{die}</span> <span class="roll-die-letter">{label}</span>'
+            in html
+        )
+    assert f'<span class="roll-die-label roll-die-kept">C {game["C"]}</span>' in html
+    assert f"valor {game['value']}" in html
+    assert "Reflejos +6, Sigilo +3" in html
+    assert f"Total {game['total']} (+9)" in html
+    assert "dificultad 15" in html
+    assert f"margen {game['total'] - 15:+d}" in html
+    assert ("Éxito" in html) == game["success"] and ("Fallo" in html) != game["success"]
+    assert f"firmada · {table_roll.latest.entry_hash[:12]}" in html
+    assert f'href="{table_roll.latest.get_absolute_url()}"' in html
+
+
+def test_after_a_positive_reroll_the_card_keeps_m_and_shows_the_chain(play):
+    table_roll = _roll(play)
+    original = table_roll.latest
+    table_reroll(
+        table_roll,
+        user=play.ana,
+        positions=[0, 2],
+        reading=hitos.Reading.POSITIVE,
+        activation="positive",
+        aspect="Ágil como una gata",
+    )
+    html = _card(table_roll, play.ana)
+    game = TableRoll.objects.get(pk=table_roll.pk).latest.signed_game
+    assert f'<span class="roll-die-label roll-die-kept">M {game["M"]}</span>' in html
+    assert f'<span class="roll-die-label">C {game["C"]}</span>' in html
+    assert "lectura positiva" in html
+    assert f'<s class="roll-chain-dice">[{", ".join(map(str, original.entry["dice"]))}]</s>' in html
+    assert "repite los dados 1, 3 (activación positiva: «Ágil como una gata»)" in html
+
+
+def test_after_a_negative_reroll_the_card_keeps_m(play):
+    table_roll = _roll(play)
+    table_reroll(table_roll, user=play.bruno, positions=[1], reading=hitos.Reading.NEGATIVE, activation="negative")
+    html = _card(table_roll, play.ana)
+    game = TableRoll.objects.get(pk=table_roll.pk).latest.signed_game
+    assert f'<span class="roll-die-label roll-die-kept">m {game["m"]}</span>' in html
+    assert "activación negativa" in html
+
+
+def test_a_hidden_difficulty_shows_only_to_the_gm(play):
+    table_roll = _roll(play, difficulty=18, hidden=True)
+    player = _card(table_roll, play.ana)
+    assert "dificultad oculta" in player and "18" not in player.split("roll-total")[1].split("</p>")[0]
+    assert "margen" not in player
+    assert ("Éxito" in player) or ("Fallo" in player)
+    gm = _card(table_roll, play.gm)
+    total = table_roll.latest.signed_game["total"]
+    assert "dificultad 18 (oculta a los jugadores)" in gm
+    assert f"margen {total - 18:+d}" in gm
+
+
+def test_the_permalink_page_uses_the_card(play):
+    table_roll = _roll(play, difficulty=18, hidden=True)
+    url = table_roll.latest.get_absolute_url()
+    response = client_for(None).get(url)
+    assertContains(response, f'id="tirada-{table_roll.pk}"')
+    assertContains(response, "dificultad oculta")
+    assertNotContains(response, "margen")
+    assertContains(client_for(play.gm).get(url), "dificultad 18 (oculta a los jugadores)")
+
+
+def test_an_earlier_version_permalink_shows_its_own_card_without_actions(play):
+    table_roll = _roll(play)
+    original = table_roll.latest
+    table_reroll(table_roll, user=play.ana, positions=[0], reading=hitos.Reading.POSITIVE)
+    response = client_for(play.ana).get(original.get_absolute_url())
+    assertContains(response, f'id="roll-card-{original.permalink}"')
+    assertNotContains(response, f'id="tirada-{table_roll.pk}"')
+
+
+def test_the_roll_log_uses_the_compact_card(play):
+    table_roll = _roll(play, purpose="<b>Cruzar</b>")
+    response = client_for(play.bruno).get(reverse("rolls:roll-log", args=[play.campaign.slug]))
+    assertContains(response, "roll-card card roll-card-compact")
+    assertContains(response, f"firmada · {table_roll.latest.entry_hash[:12]}")
+    assertContains(response, "&lt;b&gt;Cruzar&lt;/b&gt;")
+    fragment = client_for(play.bruno).get(
+        reverse("rolls:roll-log", args=[play.campaign.slug]), headers={"HX-Request": "true"}
+    )
+    assertNotContains(fragment, "<html")
+    assertContains(fragment, "roll-card-compact")
+
+
+def test_card_context_works_out_the_gm_from_the_user(play):
+    table_roll = _roll(play)
+    assert card_context(table_roll.latest, table_roll=table_roll, user=play.gm)["is_gm"] is True
+    assert card_context(table_roll.latest, table_roll=table_roll, user=play.ana)["is_gm"] is False
+    assert card_context(table_roll.latest)["card_id"] == f"roll-card-{table_roll.latest.permalink}"

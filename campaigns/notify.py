@@ -281,11 +281,15 @@ def narrative_pending(activation) -> list[Notification]:
     def text() -> str:
         if values["who"]:
             return (
-                _("%(who)s introduce un elemento narrativo contra %(name)s («%(aspect)s»: %(note)s): acéptalo o recházalo.")
+                _(
+                    "%(who)s introduce un elemento narrativo contra %(name)s («%(aspect)s»: %(note)s): acéptalo o recházalo."
+                )
                 % values
             )
         return (
-            _("La dirección introduce un elemento narrativo contra %(name)s («%(aspect)s»: %(note)s): acéptalo o recházalo.")
+            _(
+                "La dirección introduce un elemento narrativo contra %(name)s («%(aspect)s»: %(note)s): acéptalo o recházalo."
+            )
             % values
         )
 

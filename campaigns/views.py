@@ -663,6 +663,8 @@ def _scene_context(request: HttpRequest, access: Access, scene: Scene, *, page, 
         "can_manage": can_manage,
         "form": form,
         "roll_requests": roll_requests.scene_requests(scene=scene) if can_manage else [],
+        # The viewer's drama points (the form already loaded their characters).
+        "drama_characters": list(form.characters.values()) if form is not None else [],
     }
 
 

@@ -15,6 +15,7 @@ from django.core.exceptions import PermissionDenied, ValidationError
 from django.db.models import Prefetch
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBadRequest
 from django.shortcuts import get_object_or_404, redirect, render
+from django.template.loader import render_to_string
 from django.utils.cache import patch_vary_headers
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods, require_POST, require_safe
@@ -77,6 +78,19 @@ def _card(request: HtmxHttpRequest, table_roll: TableRoll, access: Access, **ext
     context = card_context(table_roll.latest, table_roll=table_roll, user=request.user)
     context.update(is_gm=access.is_gm, is_player=access.is_player, **extra)
     response = render(request, "rolls/_roll_card.html", context)
+    # The viewer's drama points on the scene page follow the activation (out of band).
+    mine = Character.objects.filter(campaign=table_roll.campaign, owner=request.user).approved()
+    balances = render_to_string(
+        "rolls/_drama_points.html",
+        {
+            "drama_characters": list(mine.only("pk", "name", "drama_points")),
+            "campaign": Campaign.objects.only("gm_drama_points").get(pk=table_roll.campaign_id),
+            "is_gm": access.is_gm,
+            "oob": True,
+        },
+        request=request,
+    )
+    response.content += balances.encode()
     patch_vary_headers(response, ("HX-Request",))
     return response
 

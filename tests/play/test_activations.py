@@ -387,6 +387,20 @@ def test_positive_post_with_htmx_returns_the_updated_card(play, roll):
     assert f'id="tirada-{roll.pk}"' in html
     for die in roll.latest.entry["dice"]:
         assert f'<span class="roll-die-value">{die}</span>' in html
+    # The scene page's drama points follow, out of band.
+    assert f'id="puntos-ch{play.ines.pk}"' in html and 'hx-swap-oob="true"' in html
+    assert "Inés Salcedo: 2 puntos dramáticos" in html
+
+
+def test_the_gm_sees_the_pool_drop_after_a_negative_activation(play, roll):
+    response = client_for(play.gm).post(
+        reverse("rolls:activation-negative", args=[roll.pk]),
+        {"aspect": f"s{play.scene_aspect.pk}", "dice": ["0"]},
+        HTTP_HX_REQUEST="true",
+    )
+    assert response.status_code == 200
+    html = response.content.decode()
+    assert 'id="puntos-dj"' in html and "Reserva de la dirección: 4 puntos" in html
 
 
 def test_positive_post_without_htmx_redirects_to_the_post(play, roll):

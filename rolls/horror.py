@@ -16,6 +16,7 @@ from django.db import transaction
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.translation import gettext as _
+from django.utils.translation import gettext_noop
 
 from campaigns import notify
 from campaigns.models import Scene
@@ -29,6 +30,16 @@ from sheets.models import Character
 from sheets.services import MENTAL, meter_apply
 
 SHIFTS = (-1, 0, 1)
+
+# The level names of rules.hitos_health.HORROR_LEVELS, for the catalogue
+# (the pages translate them with gettext at run time).
+HORROR_LEVEL_NAMES = (
+    gettext_noop("Desasosiego"),
+    gettext_noop("Estupor"),
+    gettext_noop("Miedo"),
+    gettext_noop("Pánico"),
+    gettext_noop("Horror"),
+)
 
 
 def level_choices() -> list[tuple[str, str]]:

@@ -412,3 +412,10 @@ def test_queries_do_not_grow_with_the_tests(play, who, django_assert_max_num_que
     with django_assert_max_num_queries(len(few)):
         response = client.get(_url(play))
     assertContains(response, 'class="roll-card card"', count=12)
+
+
+def test_every_horror_level_has_a_catalogue_name():
+    from rolls.horror import HORROR_LEVEL_NAMES
+    from rules.hitos_health import HORROR_LEVELS
+
+    assert tuple(level.label for level in HORROR_LEVELS) == HORROR_LEVEL_NAMES

@@ -363,7 +363,7 @@ def post_create(
         # Locked after the post's insert, so a repeated form stops at the
         # submission key above and never reaches "already answered".
         request = roll_requests.request_lock_open(
-            request_id=answers, character=character if voice == Post.Voice.CHARACTER else None
+            request_id=answers, character=character if voice == Post.Voice.CHARACTER else None, scene=scene
         )
         rolls = [post_rolls.request_plan(request, client_seed=answer_seed)]
     made = post_rolls.post_rolls_create(post=post, user=access.user, planned=rolls)

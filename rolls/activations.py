@@ -28,7 +28,8 @@ from django.utils.translation import gettext as _
 from campaigns import notify
 from campaigns.models import Campaign, SceneAspect
 from campaigns.permissions import Access, campaign_access
-from rolls.models import Activation, TableRoll, TableRollKind
+from rolls import opposed
+from rolls.models import Activation, Attack, TableRoll, TableRollKind
 from rolls.services import campaign_options
 from rolls.table import degeneracion_gain, drama_move, lock_table_roll, side_for, table_reroll
 from rules import hitos, hitos_drama
@@ -58,13 +59,17 @@ class AspectOption:
 
 
 def _lock(table_roll: TableRoll) -> TableRoll:
-    """``lock_table_roll``, safe under contention. Its locking query joins the
-    latest version; on PostgreSQL, when a concurrent re-roll changes that join
-    key while we wait, the re-checked row no longer matches and comes back
-    missing. Locking the bare row first means the second query never waits
-    and reads the committed state."""
-    list(TableRoll.objects.select_for_update().filter(pk=table_roll.pk).values_list("pk", flat=True))
+    # ``lock_table_roll`` locks the bare row first, so it is safe under contention.
     return lock_table_roll(table_roll)
+
+
+def _reroll(tr: TableRoll, **kwargs):
+    """The re-roll, and what it changes around the roll: an opposed round is
+    read again (and a tie the action forbids gets its tie-break, H9)."""
+    entry = table_reroll(tr, **kwargs)
+    if tr.kind == TableRollKind.OPPOSED:
+        opposed.after_reroll(tr, actor=kwargs["user"])
+    return entry
 
 
 # --- Who acts -------------------------------------------------------------------------
@@ -212,6 +217,20 @@ def _refuse_state(table_roll: TableRoll) -> None:
         raise ValidationError(
             _("En una prueba de horror los aspectos no repiten dados: mueven el nivel de horror."), code="horror"
         )
+    if table_roll.kind == TableRollKind.INITIATIVE:
+        # The combat's order was settled from these dice (H40); re-reading
+        # them later would reshuffle a fight already under way.
+        raise ValidationError(_("La iniciativa ya ordenó el combate: no se repite con aspectos."), code="initiative")
+    if table_roll.kind == TableRollKind.ATTACK:
+        attack = Attack.objects.filter(table_roll=table_roll).values("damage_applied", "effect_decided").first()
+        if attack and (attack["damage_applied"] is not None or attack["effect_decided"]):
+            raise ValidationError(
+                _("El daño de este ataque ya está resuelto: la tirada no se puede repetir."), code="attack_resolved"
+            )
+    if table_roll.kind == TableRollKind.OPPOSED and not opposed.is_last_round(table_roll):
+        raise ValidationError(
+            _("Ese empate ya se deshizo con nuevas tiradas: actúa sobre la última ronda."), code="opposed_old_round"
+        )
     if Activation.objects.filter(table_roll=table_roll, status=Activation.Status.PENDING).exists():
         raise ValidationError(
             _("Esta tirada espera respuesta a una activación en contra: primero hay que resolverla."), code="pending"
@@ -302,7 +321,7 @@ def activate_positive(*, table_roll: TableRoll, user, aspect_choice: str, positi
             stored_payment = (
                 Activation.Payment.POINT if character and not character.is_npc else Activation.Payment.GM_POOL
             )
-        entry = table_reroll(
+        entry = _reroll(
             tr,
             user=user,
             positions=chosen_positions,
@@ -444,7 +463,7 @@ def _decide(activation: Activation, *, user, accept: bool) -> Activation:
         effect = hitos_drama.negative_accepted(activator, target, options)
         reason = _("acepta la activación en contra «%(aspect)s»") % {"aspect": activation.aspect_text}
         _pay(tr, effect.transfers, user=user, reason=reason)
-        activation.reroll = table_reroll(
+        activation.reroll = _reroll(
             tr,
             user=user,
             positions=activation.positions,

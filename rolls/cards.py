@@ -69,14 +69,16 @@ def _version(entry: RollEntry, *, current: bool) -> dict[str, Any]:
     }
 
 
-def _shown_difficulty(game: dict, table_roll: TableRoll | None, is_gm: bool) -> int | None:
+def _shown_difficulty(game: dict, table_roll: TableRoll | None, is_gm: bool, known: int | None = None) -> int | None:
     """The difficulty the reader may see as a number: a hidden one only to the
-    GM, and only when the table roll (which keeps it) is at hand."""
+    GM, and only when the table roll (which keeps it) or ``known`` is at hand."""
     difficulty = game.get("difficulty")
     if difficulty == "hidden":
-        if is_gm and table_roll is not None and table_roll.difficulty is not None:
+        if not is_gm:
+            return None
+        if table_roll is not None and table_roll.difficulty is not None:
             return table_roll.difficulty
-        return None
+        return known
     if isinstance(difficulty, int) and not isinstance(difficulty, bool):
         return difficulty
     return None
@@ -102,6 +104,7 @@ def card_context(
     is_player: bool = False,
     versions: Sequence[RollEntry] | None = None,
     compact: bool = False,
+    known_difficulty: int | None = None,
 ) -> dict[str, Any]:
     """What ``rolls/_roll_card.html`` needs for ``entry`` (a roll's latest
     version, or any version on the permalink page).
@@ -109,7 +112,8 @@ def card_context(
     ``is_gm`` is worked out from ``user`` when not given; ``versions`` (the
     chain up to ``entry``, oldest first) is loaded when not given and the
     entry is a re-roll. ``compact`` leaves out the purpose and the chain (the
-    roll log shows them in its own columns).
+    roll log shows them in its own columns). ``known_difficulty`` is a hidden
+    difficulty the caller looked up for the GM without the table roll.
     """
     signed = entry.entry
     game = signed.get("game") or {}
@@ -117,7 +121,7 @@ def card_context(
         campaign = table_roll.campaign if table_roll is not None else entry.campaign
         is_gm = is_gm_of(user, campaign)
     hitos_card = game.get("system") == "hitos"
-    difficulty = _shown_difficulty(game, table_roll, is_gm) if hitos_card else None
+    difficulty = _shown_difficulty(game, table_roll, is_gm, known_difficulty) if hitos_card else None
     if compact:
         chain: list[dict[str, Any]] = []
     else:

@@ -159,11 +159,14 @@ def initiative_roll(*, combat: Combat, access: Access) -> list[Combatant]:
     """Rolls initiative through the log for every combatant without one (H40),
     then orders everyone: highest total first; ties by the Iniciativa score
     (K5 default), then roll-offs among the still tied only, each one a logged
-    roll. Returns the combatants in their new order."""
+    roll. Someone joining later is placed by their total among the others,
+    whose order (delays included, H41) stays as it was. Returns the
+    combatants in their new order."""
     _require_gm(access)
     with transaction.atomic():
         locked = _lock(combat)
         combatants = _ordered(locked)
+        placed = [c for c in combatants if c.initiative_total is not None]
         for combatant in combatants:
             if combatant.initiative_id is not None:
                 continue
@@ -181,9 +184,17 @@ def initiative_roll(*, combat: Combat, access: Access) -> list[Combatant]:
             combatant.initiative = table_roll
             combatant.initiative_total = _initiative_value(table_roll, score)
             combatant.save(update_fields=["initiative", "initiative_total"])
-        rolled = [c for c in combatants if c.initiative_total is not None]
+        placed_ids = {c.pk for c in placed}
+        rolled = [c for c in combatants if c.initiative_total is not None and c.pk not in placed_ids]
         waiting = [c for c in combatants if c.initiative_total is None]
-        ordered = _initiative_sequence(locked, rolled, access) + waiting
+        ordered = list(placed)
+        for newcomer in _initiative_sequence(locked, rolled, access):
+            # Before the first one placed with a lower total; after equals.
+            at = next(
+                (i for i, c in enumerate(ordered) if c.initiative_total < newcomer.initiative_total), len(ordered)
+            )
+            ordered.insert(at, newcomer)
+        ordered += waiting
         _renumber(ordered)
     return ordered
 
@@ -563,13 +574,17 @@ def damage_apply(*, attack: Attack, access: Access) -> Attack:
         locked.applied_at = timezone.now()
         locked.applied_by = access.user
         locked.save(update_fields=["damage_applied", "applied_at", "applied_by"])
-        notify.character_harmed(
-            target,
-            what="damage",
-            amount=damage.total,
-            url=f"{combat_url(locked.combat)}#attack-{locked.pk}",
-            post=locked.table_roll.post,
-        )
+        # What the meter really lost (a failed mass-damage test may take more; RD may leave nothing).
+        before, after = change.event.before, change.event.after
+        lost = (after["slashes"] + after["crosses"]) - (before["slashes"] + before["crosses"])
+        if lost > 0:
+            notify.character_harmed(
+                target,
+                what="damage",
+                amount=lost,
+                url=f"{combat_url(locked.combat)}#attack-{locked.pk}",
+                post=locked.table_roll.post,
+            )
     return locked
 
 

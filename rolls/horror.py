@@ -170,6 +170,9 @@ def exposure_roll(*, exposure: HorrorExposure, actor, client_seed: str | None = 
             locked.resolved_at = timezone.now()
             locked.save(update_fields=["exempt", "loss", "resolved_at"])
             return locked
+        # Lock order, as everywhere at the table: the character's row before
+        # the roll log's head (activations and damage take them in that order).
+        Character.objects.select_for_update(of=("self",)).filter(pk=character.pk).values_list("pk").first()
         setup = exposure_setup(character)
         table_roll = table_check(
             campaign=campaign,

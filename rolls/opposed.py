@@ -2,11 +2,10 @@
 each other; the higher total wins. A tie the action does not allow is settled
 by new rolls for both, linked to the round before (``tiebreak_of``).
 
-The stored ``outcome`` is what each round read when it was rolled. Aspect
-activations may later re-roll a card (another module): pages read the current
-result again from the latest versions (``opposed_outcome``) and simply show
-it, even when a re-roll turns a decided round into a tie or the other way
-round; no new tie-break is rolled after the fact.
+Aspect activations may re-roll a card of the last round (``rolls.activations``
+refuses older rounds): ``after_reroll`` then reads the round again, stores its
+outcome and, when the re-roll left a tie the action does not allow, rolls the
+linked tie-break as at the start.
 """
 
 from __future__ import annotations
@@ -16,12 +15,13 @@ from dataclasses import dataclass
 
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import transaction
+from django.db.models import Q
 from django.utils.translation import gettext as _
 
 from campaigns.models import Scene
 from campaigns.permissions import campaign_access
-from rolls.models import OpposedRoll, TableRollKind
-from rolls.table import check_setup, table_check, table_result
+from rolls.models import OpposedRoll, TableRoll, TableRollKind
+from rolls.table import CheckSetup, check_setup, table_check, table_result
 from rules import hitos
 from sheets.models import Character
 
@@ -99,48 +99,127 @@ def opposed_start(
         for side in (first, second)
     ]
     with transaction.atomic():
-        head = previous = None
-        for round_ in range(MAX_ROUNDS):
-            rolls = []
-            for index, (side, setup) in enumerate(zip((first, second), setups, strict=True)):
-                table_roll = table_check(
-                    campaign=campaign,
-                    user=actor,
-                    setup=setup,
-                    purpose=_purpose(purpose, side.character, round_),
-                    difficulty=None,
-                    character=side.character,
-                    scene=scene,
-                    kind=TableRollKind.OPPOSED,
-                    client_seed=_seed(client_seed, round_, index),
-                    position=index,
-                )
-                if round_ == 0 and index == 0:
-                    again = OpposedRoll.objects.filter(first=table_roll).first()
-                    if again is not None:
-                        return again
-                if table_roll.kind != TableRollKind.OPPOSED or table_roll.character_id != side.character.pk:
-                    raise ValidationError(_("Esa semilla ya se usó en otra tirada."), code="client_seed_used")
-                rolls.append(table_roll)
-            outcome = hitos.opposed(table_result(rolls[0]), table_result(rolls[1]), tie_allowed=tie_allowed)
-            row = OpposedRoll(
+        return _rounds(
+            campaign=campaign,
+            scene=scene,
+            actor=actor,
+            sides=[(first.character, setups[0]), (second.character, setups[1])],
+            purpose=purpose,
+            tie_allowed=tie_allowed,
+            client_seed=client_seed,
+        )
+
+
+def _rounds(
+    *,
+    campaign,
+    scene,
+    actor,
+    sides: list[tuple[Character, CheckSetup]],
+    purpose: str,
+    tie_allowed: bool,
+    client_seed: str | None = None,
+    previous: OpposedRoll | None = None,
+    first_round: int = 0,
+) -> OpposedRoll:
+    """Roll rounds until one is decided (or the tie is allowed); returns the
+    first round rolled here. Runs inside the caller's transaction."""
+    head = None
+    for round_ in range(first_round, first_round + MAX_ROUNDS):
+        rolls = []
+        for index, (character, setup) in enumerate(sides):
+            table_roll = table_check(
                 campaign=campaign,
+                user=actor,
+                setup=setup,
+                purpose=_purpose(purpose, character, round_),
+                difficulty=None,
+                character=character,
                 scene=scene,
-                created_by=actor,
-                purpose=purpose[:300],
-                tie_allowed=tie_allowed,
-                first=rolls[0],
-                second=rolls[1],
-                tiebreak_of=previous,
-                outcome=outcome.value,
+                kind=TableRollKind.OPPOSED,
+                client_seed=_seed(client_seed, round_, index),
+                position=index,
             )
-            row.full_clean()
-            row.save()
-            head = head or row
-            if outcome is not hitos.Opposed.REROLL:
-                break
-            previous = row
+            if round_ == 0 and index == 0:
+                again = OpposedRoll.objects.filter(first=table_roll).first()
+                if again is not None:
+                    return again
+            if table_roll.kind != TableRollKind.OPPOSED or table_roll.character_id != character.pk:
+                raise ValidationError(_("Esa semilla ya se usó en otra tirada."), code="client_seed_used")
+            rolls.append(table_roll)
+        outcome = hitos.opposed(table_result(rolls[0]), table_result(rolls[1]), tie_allowed=tie_allowed)
+        row = OpposedRoll(
+            campaign=campaign,
+            scene=scene,
+            created_by=actor,
+            purpose=purpose[:300],
+            tie_allowed=tie_allowed,
+            first=rolls[0],
+            second=rolls[1],
+            tiebreak_of=previous,
+            outcome=outcome.value,
+        )
+        row.full_clean()
+        row.save()
+        head = head or row
+        if outcome is not hitos.Opposed.REROLL:
+            break
+        previous = row
     return head
+
+
+def _round_of(table_roll: TableRoll) -> OpposedRoll | None:
+    return OpposedRoll.objects.filter(Q(first=table_roll) | Q(second=table_roll)).first()
+
+
+def is_last_round(table_roll: TableRoll) -> bool:
+    """Whether an opposed roll's card belongs to the round that decides (no
+    tie-break follows it)."""
+    row = _round_of(table_roll)
+    return row is None or not OpposedRoll.objects.filter(tiebreak_of=row).exists()
+
+
+def _setup_of(table_roll: TableRoll) -> CheckSetup:
+    """What a side rolled, from its signed entry (a tie-break repeats it)."""
+    game = table_roll.first.signed_game
+    breakdown = tuple((str(label), int(value)) for label, value in game.get("breakdown", []))
+    return CheckSetup(table_roll.modifier, breakdown, game.get("what", ""))
+
+
+def after_reroll(table_roll: TableRoll, *, actor) -> OpposedRoll | None:
+    """An aspect re-rolled one card of the last round: store what the round
+    reads now and, if that is a tie the action does not allow, roll the
+    linked tie-break (H9). Runs inside the activation's transaction."""
+    row = (
+        OpposedRoll.objects.select_for_update(of=("self",))
+        .filter(Q(first=table_roll) | Q(second=table_roll))
+        .select_related("first__latest", "first__first", "first__character", "first__campaign")
+        .select_related("second__latest", "second__first", "second__character", "second__campaign")
+        .select_related("campaign", "scene")
+        .first()
+    )
+    if row is None:
+        return None
+    outcome = hitos.opposed(table_result(row.first), table_result(row.second), tie_allowed=row.tie_allowed)
+    row.outcome = outcome.value
+    row.save(update_fields=["outcome"])
+    if outcome is not hitos.Opposed.REROLL:
+        return row
+    depth, earlier = 0, row
+    while earlier.tiebreak_of_id is not None:
+        earlier = earlier.tiebreak_of
+        depth += 1
+    _rounds(
+        campaign=row.campaign,
+        scene=row.scene,
+        actor=actor,
+        sides=[(row.first.character, _setup_of(row.first)), (row.second.character, _setup_of(row.second))],
+        purpose=row.purpose,
+        tie_allowed=row.tie_allowed,
+        previous=row,
+        first_round=depth + 1,
+    )
+    return row
 
 
 def opposed_chain(opposed: OpposedRoll) -> list[OpposedRoll]:

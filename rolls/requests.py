@@ -103,10 +103,11 @@ def request_cancel(*, access: Access, request: RollRequest) -> RollRequest:
     return locked
 
 
-def request_lock_open(*, request_id: int, character: Character | None) -> RollRequest:
+def request_lock_open(*, request_id: int, character: Character | None, scene=None) -> RollRequest:
     """The request, locked until the transaction ends, if it is still open and
-    asked of ``character``; a ``ValidationError`` otherwise (answering twice
-    is refused here). Call inside ``transaction.atomic``."""
+    asked of ``character`` (in ``scene``, when given); a ``ValidationError``
+    otherwise (answering twice is refused here). Call inside
+    ``transaction.atomic``."""
     request = (
         RollRequest.objects.select_for_update(of=("self",))
         .select_related("character", "scene")
@@ -115,6 +116,8 @@ def request_lock_open(*, request_id: int, character: Character | None) -> RollRe
     )
     if request is None or character is None or request.character_id != character.pk:
         raise ValidationError(_("Esa petición de tirada no es para este personaje."), code="request_other")
+    if scene is not None and request.scene_id != scene.pk:
+        raise ValidationError(_("Esa petición de tirada se contesta en su escena."), code="request_scene")
     if request.answered_at is not None:
         raise ValidationError(_("Esta petición de tirada ya está contestada."), code="request_answered")
     if request.cancelled_at is not None:

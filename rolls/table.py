@@ -5,6 +5,11 @@ Everything that rolls goes through ``rolls.services`` (the signed log); every
 number comes from ``rules/``. Each write function runs in the caller's
 transaction or opens one; drama points and the roll that spends them commit
 together.
+
+Lock order, for every flow at the table (so two of them never deadlock): the
+flow's own row (a table roll, an attack, a horror exposure), then the campaign
+row (the GM's pool), then character rows by id, then the roll log's head
+(``rolls.services`` takes it last, when it appends).
 """
 
 from __future__ import annotations

@@ -345,6 +345,20 @@ def _id_filter(request: HttpRequest, name: str) -> int | None:
     return int(raw)
 
 
+def _hidden_difficulties(entries) -> dict[int, int]:
+    """For the GM: the real difficulty of the page's hidden-difficulty rolls
+    (first and latest versions), from their table rolls, in one query."""
+    ids = [e.pk for e in entries if (e.entry.get("game") or {}).get("difficulty") == "hidden"]
+    if not ids:
+        return {}
+    known: dict[int, int] = {}
+    for first, latest, difficulty in TableRoll.objects.filter(
+        Q(first_id__in=ids) | Q(latest_id__in=ids), difficulty__isnull=False
+    ).values_list("first_id", "latest_id", "difficulty"):
+        known[first] = known[latest] = difficulty
+    return known
+
+
 @require_safe
 def roll_log(request: HtmxHttpRequest, slug: str) -> HttpResponse:
     """Every roll and re-roll of the campaign, newest first, superseded versions
@@ -365,8 +379,12 @@ def roll_log(request: HtmxHttpRequest, slug: str) -> HttpResponse:
             _("«%(name)s» debe ser un número.") % {"name": exc.args[0]}, content_type="text/plain; charset=utf-8"
         )
     scenes = perms.visible_scenes(access)
+    # Rolls of a post the reader may not read (a whisper) stay out too.
+    readable_posts = Post.objects.filter(scene__campaign=campaign).addressed_to(request.user, is_gm=access.is_gm)
     visible = RollEntry.objects.rolls().filter(
-        Q(scene__isnull=True) | Q(scene__in=scenes.values("pk")), campaign=campaign
+        Q(scene__isnull=True) | Q(scene__in=scenes.values("pk")),
+        Q(post__isnull=True) | Q(post__in=readable_posts.values("pk")),
+        campaign=campaign,
     )
     rolls = visible
     if chosen["escena"] is not None:
@@ -384,9 +402,12 @@ def roll_log(request: HtmxHttpRequest, slug: str) -> HttpResponse:
         .order_by("-seq")
     )
     page_obj = Paginator(rolls, ROLL_LOG_PAGE_SIZE).get_page(request.GET.get("pagina"))
+    hidden = _hidden_difficulties(page_obj.object_list) if access.is_gm else {}
     for entry in page_obj.object_list:
         # The log has its own columns for the purpose and the versions.
-        entry.card = card_context(entry, user=request.user, is_gm=access.is_gm, compact=True)
+        entry.card = card_context(
+            entry, user=request.user, is_gm=access.is_gm, compact=True, known_difficulty=hidden.get(entry.pk)
+        )
     context = {
         "campaign": campaign,
         "page_obj": page_obj,

@@ -544,3 +544,24 @@ def test_actions_partial_makes_no_queries_beyond_the_prefetch(play, django_asser
                 "rolls/_roll_actions.html", {"table_roll": one, "user": play.gm, "is_gm": True, "is_player": False}
             )
             assert "La dirección activa" in html
+
+
+def test_players_get_no_positive_button_on_an_npc_roll(play):
+    from django.template.loader import render_to_string
+
+    from rolls import table as table_services
+    from rolls.cards import card_context
+
+    npc_roll = table_services.table_check(
+        campaign=play.campaign,
+        user=play.gm,
+        setup=table_services.check_setup(play.npc, characteristic="fortaleza"),
+        purpose="El mayordomo empuja la puerta",
+        difficulty=15,
+        character=play.npc,
+        scene=play.scene,
+        client_seed=client_seed(),
+    )
+    context = card_context(npc_roll.latest, table_roll=npc_roll, user=play.ana, is_gm=False, is_player=True)
+    html = render_to_string("rolls/_roll_card.html", context)
+    assert "Activar aspecto" not in html and "Activar en contra" in html

@@ -412,3 +412,61 @@ def test_an_ended_combat_takes_no_more_attacks(play):
         attack(play, combat, play.ines, play.npc)
     # The scene may then have a new one.
     start(play)
+
+
+def test_an_attack_whose_damage_is_applied_cannot_be_rerolled(play, dice):
+    from rolls import activations
+
+    fight = start(play)
+    dice.extend([[9, 9, 8]])
+    made = attack(play, fight, play.tomas, play.npc)
+    combat_services.damage_apply(attack=made, access=access(play, play.gm))
+    with pytest.raises(ValidationError, match="ya está resuelto"):
+        activations.activate_positive(
+            table_roll=made.table_roll,
+            user=play.bruno,
+            aspect_choice=f"a{play.tomas_aspect.pk}",
+            positions=[0],
+            payment="point",
+        )
+    play.tomas.refresh_from_db()
+    assert play.tomas.drama_points == 3
+
+
+def test_initiative_rolls_are_not_rerolled_by_aspects(play):
+    from rolls import activations
+
+    fight = start(play)
+    combat_services.initiative_roll(combat=fight, access=access(play, play.gm))
+    initiative = combatant(fight, play.ines).initiative
+    with pytest.raises(ValidationError, match="iniciativa"):
+        activations.activate_negative(
+            table_roll=initiative, user=play.bruno, aspect_choice=f"s{play.scene_aspect.pk}", positions=[0]
+        )
+
+
+def test_a_late_arrival_keeps_the_delayed_order_of_the_others(play, dice):
+    gm = access(play, play.gm)
+    fight = start(play, play.ines, play.npc)
+    dice.extend([[9, 9, 9], [1, 1, 2]])  # Inés acts first, the NPC second
+    combat_services.initiative_roll(combat=fight, access=gm)
+    ines = combatant(fight, play.ines)
+    assert ines.order == 0
+    combat_services.combatant_delay(combatant=ines, access=gm, position=1)  # H41: after the NPC
+    combat_services.combatant_add(combat=fight, access=gm, character=play.tomas)
+    dice.extend([[1, 1, 1]])  # Tomás: the lowest total
+    combat_services.initiative_roll(combat=fight, access=gm)
+    order = list(fight.combatants.order_by("order").values_list("character__name", flat=True))
+    assert order == [play.npc.name, play.ines.name, play.tomas.name]
+
+
+def test_damage_absorbed_by_armour_tells_nobody(play, dice):
+    play.tomas.rd = 20
+    play.tomas.save()
+    fight = start(play)
+    dice.append([9, 3, 7])
+    made = attack(play, fight, play.ines, play.tomas)
+    combat_services.damage_apply(attack=made, access=access(play, play.gm))
+    made.refresh_from_db()
+    assert made.damage_applied == 0
+    assert not Notification.objects.filter(kind=Notification.Kind.HARM).exists()

@@ -120,7 +120,8 @@ def test_the_same_client_seed_returns_the_same_opposed_roll(play):
     row = _start(play, client_seed=seed)
     again = _start(play, client_seed=seed)
     assert again == row
-    assert OpposedRoll.objects.count() == 1
+    # One opposed roll (with its tie-break rounds, if the dice tied).
+    assert OpposedRoll.objects.filter(tiebreak_of=None).count() == 1
     assert row.first.first.entry["client_seed"] == seed
     assert row.second.first.entry["client_seed"] == f"{seed}-0b"
 
@@ -260,3 +261,47 @@ def test_queries_do_not_grow_with_the_opposed_rolls(play, who, django_assert_max
     with django_assert_max_num_queries(len(few)):
         response = client.get(_url(play))
     assertContains(response, 'class="roll-card card', count=2 * 2 + 6 * 2)
+
+
+def _tie_once(monkeypatch):
+    """The next reading of a round is a tie the action does not allow."""
+    real = hitos.opposed
+    calls = []
+
+    def fake(first, second, *, tie_allowed):
+        if not calls:
+            calls.append(1)
+            return hitos.Opposed.REROLL
+        return real(first, second, tie_allowed=tie_allowed)
+
+    monkeypatch.setattr("rules.hitos.opposed", fake)
+
+
+def test_a_reroll_that_ties_the_round_rolls_a_linked_tiebreak(play, monkeypatch):
+    from rolls.table import table_reroll
+
+    row = _start(play, tie_allowed=False)
+    last = opposed.opposed_chain(row)[-1]
+    _tie_once(monkeypatch)
+    table_reroll(last.first, user=play.gm, positions=[0], reading=hitos.Reading.POSITIVE, activation="positive")
+    opposed.after_reroll(last.first, actor=play.gm)
+    last.refresh_from_db()
+    assert last.outcome == hitos.Opposed.REROLL.value
+    tiebreak = OpposedRoll.objects.get(tiebreak_of=last)
+    assert tiebreak.outcome in (hitos.Opposed.FIRST.value, hitos.Opposed.SECOND.value)
+    # The tie-break repeats what each side rolled.
+    assert tiebreak.first.modifier == last.first.modifier and tiebreak.second.character == play.tomas
+    assert "desempate" in tiebreak.first.first.purpose
+
+
+def test_aspects_act_only_on_the_last_round(play, monkeypatch):
+    from rolls import activations
+
+    _tie_once(monkeypatch)
+    row = _start(play, tie_allowed=False)
+    assert not opposed.is_last_round(row.first)
+    assert opposed.is_last_round(OpposedRoll.objects.get(tiebreak_of=row).first)
+    with pytest.raises(ValidationError, match="última ronda"):
+        activations.activate_negative(
+            table_roll=row.first, user=play.bruno, aspect_choice=f"s{play.scene_aspect.pk}", positions=[0]
+        )

@@ -180,3 +180,32 @@ def test_the_gm_cancels_an_open_request(play):
     # Cancelled: the player's post cannot answer it any more.
     assertContains(_answer(play, request), "La dirección ha anulado esta petición de tirada.")
     assert not TableRoll.objects.exists()
+
+
+def test_a_request_is_answered_only_in_its_own_scene(play):
+    from campaigns import services as campaign_services
+    from campaigns.models import Scene
+
+    other = Scene.objects.create(campaign=play.campaign, title="El desván")
+    request = roll_requests.request_create(
+        access=campaign_access(play.gm, play.campaign),
+        scene=other,
+        character=play.ines,
+        characteristic="reflejos",
+        skill="Sigilo",
+        modifier=0,
+        difficulty=15,
+        difficulty_hidden=False,
+        purpose="Subir sin ruido",
+    )
+    with pytest.raises(ValidationError, match="se contesta en su escena"):
+        campaign_services.post_create(
+            access=campaign_access(play.ana, play.campaign),
+            scene=play.scene,
+            voice=Post.Voice.CHARACTER,
+            character=play.ines,
+            body="Subo.",
+            answers=request.pk,
+        )
+    request.refresh_from_db()
+    assert request.is_open and not TableRoll.objects.exists()

@@ -89,7 +89,7 @@ def test_after_a_negative_reroll_the_card_keeps_m(play):
 def test_a_hidden_difficulty_shows_only_to_the_gm(play):
     table_roll = _roll(play, difficulty=18, hidden=True)
     player = _card(table_roll, play.ana)
-    assert "dificultad oculta" in player and "18" not in player.split("roll-total")[1].split("</p>")[0]
+    assert "dificultad oculta" in player and "dificultad 18" not in player and "oculta a los jugadores" not in player
     assert "margen" not in player
     assert ("Éxito" in player) or ("Fallo" in player)
     gm = _card(table_roll, play.gm)
@@ -135,3 +135,54 @@ def test_card_context_works_out_the_gm_from_the_user(play):
     assert card_context(table_roll.latest, table_roll=table_roll, user=play.gm)["is_gm"] is True
     assert card_context(table_roll.latest, table_roll=table_roll, user=play.ana)["is_gm"] is False
     assert card_context(table_roll.latest)["card_id"] == f"roll-card-{table_roll.latest.permalink}"
+
+
+def test_the_roll_log_leaves_out_rolls_of_whispers_the_reader_may_not_read(play):
+    from campaigns.models import Post
+    from rolls import table
+
+    whisper = Post.objects.create(
+        scene=play.scene,
+        author=play.ana,
+        character=play.ines,
+        body="Robo la llave.",
+        body_html="<p>Robo la llave.</p>",
+        recipients=Post.Recipients.GM,
+    )
+    table.table_check(
+        campaign=play.campaign,
+        user=play.ana,
+        setup=table.check_setup(play.ines, characteristic="reflejos", skill="Sigilo"),
+        purpose="Robar la llave de Tomás",
+        difficulty=15,
+        character=play.ines,
+        scene=play.scene,
+        post=whisper,
+        client_seed=client_seed(),
+    )
+    url = reverse("rolls:roll-log", args=[play.campaign.slug])
+    assert "Robar la llave de Tomás" not in client_for(play.bruno).get(url).content.decode()
+    assert "Robar la llave de Tomás" not in client_for(None).get(url).content.decode()
+    assert "Robar la llave de Tomás" in client_for(play.ana).get(url).content.decode()
+    assert "Robar la llave de Tomás" in client_for(play.gm).get(url).content.decode()
+
+
+def test_the_gm_sees_a_hidden_difficulty_in_the_roll_log_and_players_do_not(play):
+    from rolls import table
+
+    table.table_check(
+        campaign=play.campaign,
+        user=play.ana,
+        setup=table.check_setup(play.ines, characteristic="reflejos", skill="Sigilo"),
+        purpose="Forzar la cerradura",
+        difficulty=23,
+        difficulty_hidden=True,
+        character=play.ines,
+        scene=play.scene,
+        post=play.post,
+        client_seed=client_seed(),
+    )
+    url = reverse("rolls:roll-log", args=[play.campaign.slug])
+    assert "dificultad 23" in client_for(play.gm).get(url).content.decode()
+    player_view = client_for(play.ana).get(url).content.decode()
+    assert "dificultad 23" not in player_view and "dificultad oculta" in player_view

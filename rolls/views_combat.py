@@ -54,7 +54,9 @@ class CombatStartForm(forms.Form):
 
 
 class CombatantAddForm(forms.Form):
-    character = forms.ModelChoiceField(label=gettext_lazy("Añadir participante"), queryset=None)
+    character = forms.ModelChoiceField(
+        label=gettext_lazy("Añadir participante"), queryset=None, empty_label=gettext_lazy("— elige un personaje —")
+    )
 
     def __init__(self, *args, campaign: Campaign, combat: Combat, **kwargs):
         super().__init__(*args, **kwargs)

@@ -26,7 +26,7 @@ from campaigns.models import Scene
 from campaigns.permissions import Access
 from rolls.models import Attack, Combat, Combatant, TableRoll, TableRollKind
 from rolls.services import campaign_options
-from rolls.table import CheckSetup, check_setup, drama_move, side_for, table_check, table_result
+from rolls.table import CheckSetup, check_setup, drama_move, owner_for, side_for, table_check, table_result
 from rules import hitos
 from rules.hitos_codes import parse_damage_code, shift_code
 from rules.hitos_combat import (
@@ -418,6 +418,7 @@ def attack_make(
             scene=locked.scene,
             kind=TableRollKind.ATTACK,
             client_seed=client_seed,
+            owner=owner_for(attacking, access.user),
         )
         existing = Attack.objects.filter(table_roll=table_roll).first()
         if existing is not None:

@@ -21,7 +21,7 @@ from django.utils.translation import gettext as _
 from campaigns.models import Scene
 from campaigns.permissions import campaign_access
 from rolls.models import OpposedRoll, TableRoll, TableRollKind
-from rolls.table import CheckSetup, check_setup, table_check, table_result
+from rolls.table import CheckSetup, check_setup, owner_for, table_check, table_result
 from rules import hitos
 from sheets.models import Character
 
@@ -139,6 +139,7 @@ def _rounds(
                 kind=TableRollKind.OPPOSED,
                 client_seed=_seed(client_seed, round_, index),
                 position=index,
+                owner=owner_for(character, actor),
             )
             if round_ == 0 and index == 0:
                 again = OpposedRoll.objects.filter(first=table_roll).first()

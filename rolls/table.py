@@ -125,9 +125,13 @@ def table_check(
     kind: str = TableRollKind.CHECK,
     client_seed: str | None = None,
     position: int = 0,
+    owner=None,
 ) -> TableRoll:
     """3d10 through the log, read as a HITOS check, with its ``TableRoll``.
 
+    ``user`` rolls (the log says so); ``owner`` is who answers for the roll at
+    the table (activations against it, re-rolls as its character): by default
+    the user, the character's player when the GM rolls for a player character.
     Runs inside the caller's transaction when there is one (the post and its
     rolls, an attack and its record, commit together).
     """
@@ -163,7 +167,7 @@ def table_check(
             first=entry,
             latest=entry,
             kind=kind,
-            owner=user,
+            owner=owner or user,
             character=character,
             modifier=setup.modifier,
             difficulty=difficulty,
@@ -171,6 +175,14 @@ def table_check(
             arcane=setup.arcane,
             position=position,
         )
+
+
+def owner_for(character: Character | None, user):
+    """Who answers for a roll made by ``user`` as ``character``: a player
+    character's player, else the user (the GM for NPCs)."""
+    if character is not None and not character.is_npc:
+        return character.owner
+    return user
 
 
 def lock_table_roll(table_roll: TableRoll) -> TableRoll:

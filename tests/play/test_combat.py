@@ -470,3 +470,20 @@ def test_damage_absorbed_by_armour_tells_nobody(play, dice):
     made.refresh_from_db()
     assert made.damage_applied == 0
     assert not Notification.objects.filter(kind=Notification.Kind.HARM).exists()
+
+
+def test_an_attack_the_gm_rolls_for_a_player_character_is_answered_by_its_player(play, dice):
+    from rolls import activations
+
+    fight = start(play)
+    dice.append([5, 6, 7])
+    made = attack(play, fight, play.tomas, play.npc)
+    table_roll = made.table_roll
+    assert table_roll.first.user == play.gm and table_roll.owner == play.bruno
+    # The GM may now push back on it, and Bruno answers.
+    pending = activations.activate_negative(
+        table_roll=table_roll, user=play.gm, aspect_choice=f"s{play.scene_aspect.pk}", positions=[0]
+    )
+    activations.answer_negative(activation=pending, user=play.bruno, accept=True)
+    play.tomas.refresh_from_db()
+    assert play.tomas.drama_points == 4

@@ -55,7 +55,9 @@ def test_h9_both_roll_through_the_log_and_the_higher_total_wins(play):
     row = _start(play, client_seed=client_seed())
     assert row.first.kind == row.second.kind == TableRollKind.OPPOSED
     assert (row.first.character, row.second.character) == (play.ines, play.tomas)
-    assert row.first.owner == row.second.owner == play.gm
+    # The GM rolls (the log says so); each player answers for their character's roll.
+    assert row.first.first.user == row.second.first.user == play.gm
+    assert (row.first.owner, row.second.owner) == (play.ana, play.bruno)
     assert row.first.modifier == 6 + 4
     assert row.second.modifier == 6 + 3 - 1
     assert row.first.difficulty is None

@@ -313,6 +313,24 @@ def roll_requested(request) -> list[Notification]:
     )
 
 
+def horror_exposed(test, characters) -> list[Notification]:
+    """Ask each exposed player character's player to roll Entereza (H78)."""
+    url = reverse("rolls:horror", args=[test.campaign.slug, test.scene_id])
+    notifications = []
+    for character in characters:
+        if character.is_npc or not character.owner.is_active:
+            continue
+        values = {"name": character.name, "description": test.description}
+
+        def text(values=values) -> str:
+            return _("%(name)s se enfrenta al horror (%(description)s): tira Entereza.") % values
+
+        notifications += _notify_each(
+            [character.owner], campaign=test.campaign, kind=Notification.Kind.REQUEST, url=url, text=text
+        )
+    return notifications
+
+
 def character_harmed(character, *, what: str, amount: int, url: str, post: Post | None = None) -> list[Notification]:
     """Tell a player that damage (``what`` = "damage") or a horror loss
     ("horror") was applied to their character. NPCs have no player to tell."""

@@ -31,8 +31,9 @@ from campaigns.permissions import Access, campaign_access
 from rolls import opposed
 from rolls.models import Activation, Attack, TableRoll, TableRollKind
 from rolls.services import campaign_options
-from rolls.table import degeneracion_gain, drama_move, lock_table_roll, side_for, table_reroll
+from rolls.table import account_for, degeneracion_gain, drama_move, lock_table_roll, side_for, table_reroll
 from rules import hitos, hitos_drama
+from rules.hitos_drama import BANK, Transfer
 from rules.probability import reroll_success_probability
 from sheets.models import Aspect, Character
 from sheets.services import aspect_change
@@ -372,6 +373,63 @@ def _pay(tr: TableRoll, transfers, *, user, reason: str, nothing: str | None = N
         drama_move(campaign=tr.campaign, transfers=transfers, actor=user, reason=reason, post=tr.post, roll=tr.latest)
     except ValidationError as exc:
         raise ValidationError(nothing or exc.messages[0], code="no_points") from None
+
+
+def may_force_degeneracion(activation: Activation, is_gm: bool) -> bool:
+    """H92 — the GM may turn a player's point spent on an arcane action's
+    activation into +1 Degeneración (and the player then gains a point)."""
+    character = activation.activator_character
+    return (
+        is_gm
+        and activation.kind == Activation.Kind.POSITIVE
+        and activation.payment == Activation.Payment.POINT
+        and activation.table_roll is not None
+        and activation.table_roll.arcane
+        and character is not None
+        and not character.is_npc
+    )
+
+
+def force_degeneracion(*, activation: Activation, user) -> Activation:
+    """H92 — «El director de juego puede forzar esta elección, pero entonces el
+    jugador recibe un punto dramático adicional». The point the player spent
+    comes back, they gain one more, and their character +1 Degeneración; all
+    logged on the sheet."""
+    with transaction.atomic():
+        tr = _lock(activation.table_roll)
+        locked = (
+            Activation.objects.select_for_update(of=("self",))
+            .select_related("activator_character", "campaign")
+            .get(pk=activation.pk)
+        )
+        locked.table_roll = tr
+        if not campaign_access(user, tr.campaign).is_gm:
+            raise PermissionDenied(_("Solo la dirección puede forzar la Degeneración."))
+        if not may_force_degeneracion(locked, True):
+            raise ValidationError(
+                _("Solo se fuerza la Degeneración en una activación pagada con un punto en una acción arcana."),
+                code="not_forceable",
+            )
+        character = locked.activator_character
+        options = campaign_options(tr.campaign)
+        side = side_for(character)
+        effect = _rule(hitos_drama.positive_activation, side, arcane=True, gm_forces_degeneracion=True, options=options)
+        refund = Transfer(BANK, account_for(character), 1, "devolución")
+        reason = _("la dirección fuerza la Degeneración (H92) en «%(aspect)s»") % {"aspect": locked.aspect_text}
+        drama_move(
+            campaign=tr.campaign,
+            transfers=[refund, *effect.transfers],
+            actor=user,
+            reason=reason,
+            post=tr.post,
+            roll=locked.reroll,
+        )
+        for _gain in range(effect.degeneracion):
+            degeneracion_gain(character=character, actor=user, reason=reason, roll=locked.reroll)
+        locked.payment = Activation.Payment.FORCED
+        locked.decided_by = user
+        locked.save(update_fields=["payment", "decided_by"])
+    return locked
 
 
 # --- Negative activation ---------------------------------------------------------------

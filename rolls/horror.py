@@ -135,6 +135,8 @@ def horror_start(
         for row in rows:
             row.test = test
         HorrorExposure.objects.bulk_create(rows)
+        # Each exposed player character's player is asked to roll Entereza.
+        notify.horror_exposed(test, [row.character for row in rows])
     return test
 
 

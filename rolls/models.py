@@ -287,6 +287,8 @@ class Activation(models.Model):
         EXHAUST = "exhaust", _("agotar el aspecto")
         DEGENERACION = "degeneracion", _("+1 Degeneración")
         GM_POOL = "gm_pool", _("un punto de la reserva de la dirección")
+        # H92 — the GM forced +1 Degeneración instead of the point (and the player gained one).
+        FORCED = "forced", _("+1 Degeneración forzada por la dirección")
 
     campaign = models.ForeignKey("campaigns.Campaign", on_delete=models.CASCADE, related_name="activations")
     kind = models.CharField(max_length=10, choices=Kind.choices)

@@ -305,6 +305,23 @@ def activation_settle(request: HtmxHttpRequest, activation_id: int) -> HttpRespo
     return _after_answer(request, activation, access)
 
 
+@login_required
+@require_POST
+def activation_force(request: HtmxHttpRequest, activation_id: int) -> HttpResponse:
+    """H92 — the GM forces +1 Degeneración instead of the point a player paid
+    on an arcane action (the player gets the point back and one more)."""
+    activation, access = _activation_for(request, activation_id)
+    if not access.is_gm:
+        raise PermissionDenied(_("Solo la dirección puede forzar la Degeneración."))
+    try:
+        activations.force_degeneracion(activation=activation, user=request.user)
+    except ValidationError as exc:
+        return _after_answer(request, activation, access, error=" ".join(exc.messages))
+    if not request.htmx:
+        messages.success(request, _("Degeneración forzada: el jugador recupera su punto y gana otro."))
+    return _after_answer(request, activation, access)
+
+
 # --- The drama page ---------------------------------------------------------------------
 
 

@@ -2,7 +2,7 @@
 
 from django import template
 
-from rolls.activations import is_overdue
+from rolls.activations import is_overdue, may_force_degeneracion
 
 register = template.Library()
 
@@ -27,3 +27,10 @@ def pending_activation(table_roll):
         if activation.status == "pending":
             return activation
     return None
+
+
+@register.filter
+def forceable(table_roll, is_gm) -> list:
+    """The roll's activations on which the GM may force Degeneración (H92),
+    from the prefetched ``activations``."""
+    return [a for a in table_roll.activations.all() if may_force_degeneracion(a, bool(is_gm))]

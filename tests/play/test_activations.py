@@ -565,3 +565,40 @@ def test_players_get_no_positive_button_on_an_npc_roll(play):
     context = card_context(npc_roll.latest, table_roll=npc_roll, user=play.ana, is_gm=False, is_player=True)
     html = render_to_string("rolls/_roll_card.html", context)
     assert "Activar aspecto" not in html and "Activar en contra" in html
+
+
+def test_h92_the_gm_forces_degeneracion_and_the_player_gains_a_point(play):
+    play.ines.skills.create(name="Hechicería", category="arcana", value=2)
+    arcane = roll_for(play, skill="Hechicería")
+    activation = activations.activate_positive(
+        table_roll=arcane, user=play.ana, aspect_choice=f"a{play.ines_aspect.pk}", positions=[0], payment="point"
+    )
+    refresh(play.ines)
+    assert play.ines.drama_points == 2
+    # The card offers the GM the choice, not the player.
+    arcane.refresh_from_db()
+    url = reverse("campaigns:scene-detail", args=[play.campaign.slug, play.scene.pk])
+    force_url = reverse("rolls:activation-force", args=[activation.pk])
+    assert force_url in client_for(play.gm).get(url).content.decode()
+    assert force_url not in client_for(play.ana).get(url).content.decode()
+    assert client_for(play.ana).post(force_url).status_code == 403
+    response = client_for(play.gm).post(force_url, HTTP_HX_REQUEST="true")
+    assert response.status_code == 200 and f'id="tirada-{arcane.pk}"' in response.content.decode()
+    refresh(play.ines, activation)
+    # «…el jugador recibe un punto dramático adicional»: the point back, and one more.
+    assert (play.ines.drama_points, play.ines.degeneracion) == (4, 1)
+    assert activation.payment == Activation.Payment.FORCED
+    assert SheetEvent.objects.filter(character=play.ines, reason__contains="H92").count() == 2
+    # Once only.
+    with pytest.raises(ValidationError, match="acción arcana"):
+        activations.force_degeneracion(activation=activation, user=play.gm)
+
+
+def test_forcing_degeneracion_needs_an_arcane_action(play, roll):
+    activation = activations.activate_positive(
+        table_roll=roll, user=play.ana, aspect_choice=f"a{play.ines_aspect.pk}", positions=[0], payment="point"
+    )
+    with pytest.raises(ValidationError, match="acción arcana"):
+        activations.force_degeneracion(activation=activation, user=play.gm)
+    refresh(play.ines)
+    assert (play.ines.drama_points, play.ines.degeneracion) == (2, 0)

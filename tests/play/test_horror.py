@@ -419,3 +419,20 @@ def test_every_horror_level_has_a_catalogue_name():
     from rules.hitos_health import HORROR_LEVELS
 
     assert tuple(level.label for level in HORROR_LEVELS) == HORROR_LEVEL_NAMES
+
+
+def test_exposed_players_are_asked_to_roll(play):
+    from campaigns.models import Notification
+    from rolls import horror as horror_services
+
+    horror_services.horror_start(
+        scene=play.scene,
+        actor=play.gm,
+        level="miedo",
+        description="Un rostro en la ventana",
+        exposures=[(play.ines, 0, ""), (play.npc, 0, "")],
+    )
+    notification = Notification.objects.get(kind=Notification.Kind.REQUEST)
+    assert notification.user == play.ana
+    assert "Inés Salcedo" in notification.text and "tira Entereza" in notification.text
+    assert notification.url.endswith(f"/escenas/{play.scene.pk}/horror/")

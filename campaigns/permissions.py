@@ -132,6 +132,26 @@ def can_write_as_character(access: Access, character) -> bool:
     )
 
 
+def can_play(access: Access) -> bool:
+    """Takes part at the table: rolls, activates aspects, answers activations
+    (the GM, co-GMs and players; never readers or outsiders)."""
+    return access.is_gm or access.is_player
+
+
+def can_play_character(access: Access, character) -> bool:
+    """Acts for ``character`` at the table (attacks with it, rolls its tests,
+    pays its aspects): the GM for anyone, a player for their own player
+    character only."""
+    if access.is_gm:
+        return True
+    return (
+        access.is_player
+        and character is not None
+        and character.kind == Character.Kind.PC
+        and character.owner_id == access.user.pk
+    )
+
+
 def can_edit_post(access: Access, post: Post) -> bool:
     if post.scene.status == Scene.Status.ARCHIVED and not access.is_gm:
         return False

@@ -22,6 +22,7 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from campaigns import notify
+from campaigns import permissions as perms
 from campaigns.models import Scene
 from campaigns.permissions import Access
 from rolls.models import Attack, Combat, Combatant, TableRoll, TableRollKind
@@ -320,10 +321,7 @@ def combat_end(*, combat: Combat, access: Access) -> Combat:
 
 def can_attack_with(access: Access, combatant: Combatant) -> bool:
     """The GM attacks with anyone; a player with their own character only."""
-    if access.is_gm:
-        return True
-    character = combatant.character
-    return access.is_player and character.kind == Character.Kind.PC and character.owner_id == access.user.pk
+    return perms.can_play_character(access, combatant.character)
 
 
 def combat_skill(character: Character):
@@ -513,9 +511,7 @@ def attack_shift(*, attack: Attack, access: Access, steps: int, aspect: str) -> 
         if not attack_hits(locked):
             raise ValidationError(_("El ataque falló: no hay daño que mover."), code="miss")
         payer = locked.attacker.character if steps > 0 else locked.target.character
-        if not access.is_gm and not (
-            access.is_player and payer.kind == Character.Kind.PC and payer.owner_id == access.user.pk
-        ):
+        if not perms.can_play_character(access, payer):
             raise PermissionDenied(_("Solo activas aspectos de tu propio personaje."))
         shift = locked.shift + steps
         if abs(shift) > MAX_SHIFT:

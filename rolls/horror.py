@@ -19,6 +19,7 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_noop
 
 from campaigns import notify
+from campaigns import permissions as perms
 from campaigns.models import Scene
 from campaigns.permissions import Access, campaign_access
 from rolls.models import HorrorExposure, HorrorTest, TableRollKind
@@ -66,10 +67,7 @@ def exposable(character: Character, campaign) -> bool:
 
 def can_roll_exposure(access: Access, exposure: HorrorExposure) -> bool:
     """The GM rolls for anyone; a player only for their own character."""
-    if access.is_gm:
-        return True
-    character = exposure.character
-    return access.is_player and not character.is_npc and character.owner_id == access.user.pk
+    return perms.can_play_character(access, exposure.character)
 
 
 def effective_level(exposure: HorrorExposure) -> HorrorLevel:

@@ -28,10 +28,17 @@ from django.utils.translation import gettext as _
 from campaigns import notify
 from campaigns.models import Campaign, SceneAspect
 from campaigns.permissions import Access, campaign_access
-from rolls import opposed
-from rolls.models import Activation, Attack, TableRoll, TableRollKind
+from rolls.models import Activation, TableRoll
 from rolls.services import campaign_options
-from rolls.table import account_for, degeneracion_gain, drama_move, lock_table_roll, side_for, table_reroll
+from rolls.table import (
+    account_for,
+    degeneracion_gain,
+    drama_move,
+    lock_table_roll,
+    reroll_refusal,
+    side_for,
+    table_reroll,
+)
 from rules import hitos, hitos_drama
 from rules.hitos_drama import BANK, Transfer
 from rules.probability import reroll_success_probability
@@ -57,20 +64,6 @@ class AspectOption:
     aspect: Aspect | None = None
     scene_aspect: SceneAspect | None = None
     own: bool = False  # the activating character's own aspect (exhaustable, H27)
-
-
-def _lock(table_roll: TableRoll) -> TableRoll:
-    # ``lock_table_roll`` locks the bare row first, so it is safe under contention.
-    return lock_table_roll(table_roll)
-
-
-def _reroll(tr: TableRoll, **kwargs):
-    """The re-roll, and what it changes around the roll: an opposed round is
-    read again (and a tie the action forbids gets its tie-break, H9)."""
-    entry = table_reroll(tr, **kwargs)
-    if tr.kind == TableRollKind.OPPOSED:
-        opposed.after_reroll(tr, actor=kwargs["user"])
-    return entry
 
 
 # --- Who acts -------------------------------------------------------------------------
@@ -213,25 +206,9 @@ def _positions(positions) -> list[int]:
 
 
 def _refuse_state(table_roll: TableRoll) -> None:
-    if table_roll.kind == TableRollKind.HORROR:
-        # Q11 — in a horror exposure the aspects shift the level instead.
-        raise ValidationError(
-            _("En una prueba de horror los aspectos no repiten dados: mueven el nivel de horror."), code="horror"
-        )
-    if table_roll.kind == TableRollKind.INITIATIVE:
-        # The combat's order was settled from these dice (H40); re-reading
-        # them later would reshuffle a fight already under way.
-        raise ValidationError(_("La iniciativa ya ordenó el combate: no se repite con aspectos."), code="initiative")
-    if table_roll.kind == TableRollKind.ATTACK:
-        attack = Attack.objects.filter(table_roll=table_roll).values("damage_applied", "effect_decided").first()
-        if attack and (attack["damage_applied"] is not None or attack["effect_decided"]):
-            raise ValidationError(
-                _("El daño de este ataque ya está resuelto: la tirada no se puede repetir."), code="attack_resolved"
-            )
-    if table_roll.kind == TableRollKind.OPPOSED and not opposed.is_last_round(table_roll):
-        raise ValidationError(
-            _("Ese empate ya se deshizo con nuevas tiradas: actúa sobre la última ronda."), code="opposed_old_round"
-        )
+    refusal = reroll_refusal(table_roll)
+    if refusal is not None:
+        raise ValidationError(refusal, code="no_reroll")
     if Activation.objects.filter(table_roll=table_roll, status=Activation.Status.PENDING).exists():
         raise ValidationError(
             _("Esta tirada espera respuesta a una activación en contra: primero hay que resolverla."), code="pending"
@@ -285,7 +262,7 @@ def activate_positive(*, table_roll: TableRoll, user, aspect_choice: str, positi
         raise ValidationError(_("Elige cómo pagas la activación."), code="payment")
     chosen_positions = _positions(positions)
     with transaction.atomic():
-        tr = _lock(table_roll)
+        tr = lock_table_roll(table_roll)
         access = campaign_access(user, tr.campaign)
         character = positive_activator(tr, user, access)
         _refuse_state(tr)
@@ -322,7 +299,7 @@ def activate_positive(*, table_roll: TableRoll, user, aspect_choice: str, positi
             stored_payment = (
                 Activation.Payment.POINT if character and not character.is_npc else Activation.Payment.GM_POOL
             )
-        entry = _reroll(
+        entry = table_reroll(
             tr,
             user=user,
             positions=chosen_positions,
@@ -396,7 +373,7 @@ def force_degeneracion(*, activation: Activation, user) -> Activation:
     comes back, they gain one more, and their character +1 Degeneración; all
     logged on the sheet."""
     with transaction.atomic():
-        tr = _lock(activation.table_roll)
+        tr = lock_table_roll(activation.table_roll)
         locked = (
             Activation.objects.select_for_update(of=("self",))
             .select_related("activator_character", "campaign")
@@ -445,7 +422,7 @@ def activate_negative(*, table_roll: TableRoll, user, aspect_choice: str, positi
     """
     chosen_positions = _positions(positions)
     with transaction.atomic():
-        tr = _lock(table_roll)
+        tr = lock_table_roll(table_roll)
         access = campaign_access(user, tr.campaign)
         character = negative_activator(tr, user, access)
         _refuse_state(tr)
@@ -521,7 +498,7 @@ def _decide(activation: Activation, *, user, accept: bool) -> Activation:
         effect = hitos_drama.negative_accepted(activator, target, options)
         reason = _("acepta la activación en contra «%(aspect)s»") % {"aspect": activation.aspect_text}
         _pay(tr, effect.transfers, user=user, reason=reason)
-        activation.reroll = _reroll(
+        activation.reroll = table_reroll(
             tr,
             user=user,
             positions=activation.positions,
@@ -564,7 +541,7 @@ def activation_answer(*, activation: Activation, user, accept: bool) -> Activati
     (pay 1 point to the activator, who also gets theirs back)."""
     with transaction.atomic():
         if activation.table_roll_id:
-            _lock(activation.table_roll)
+            lock_table_roll(activation.table_roll)
         locked = _locked_pending(activation)
         if locked.table_roll_id:
             locked.table_roll = TableRoll.objects.select_related("campaign", "latest", "owner", "post").get(
@@ -592,7 +569,7 @@ def settle_negative(*, activation: Activation, user) -> Activation:
     as accepted (the campaign's ``activation_deadline_hours``)."""
     with transaction.atomic():
         if activation.table_roll_id:
-            _lock(activation.table_roll)
+            lock_table_roll(activation.table_roll)
         locked = _locked_pending(activation)
         if locked.table_roll_id:
             locked.table_roll = TableRoll.objects.select_related("campaign", "latest", "owner", "post").get(

@@ -25,9 +25,18 @@ from campaigns import notify
 from campaigns import permissions as perms
 from campaigns.models import Scene
 from campaigns.permissions import Access
-from rolls.models import Attack, Combat, Combatant, TableRoll, TableRollKind
+from rolls.models import Activation, Attack, Combat, Combatant, TableRoll, TableRollKind
 from rolls.services import campaign_options
-from rolls.table import CheckSetup, check_setup, drama_move, owner_for, side_for, table_check, table_result
+from rolls.table import (
+    CheckSetup,
+    check_setup,
+    drama_move,
+    lock_table_roll,
+    owner_for,
+    side_for,
+    table_check,
+    table_result,
+)
 from rules import hitos
 from rules.hitos_codes import parse_damage_code, shift_code
 from rules.hitos_combat import (
@@ -476,7 +485,16 @@ def attack_effect_for(attack: Attack) -> CriticalEffect | None:
     return critical_effect(table_result(attack.table_roll), is_attack=True)
 
 
-def _locked_attack(attack: Attack) -> Attack:
+def _locked_attack(attack: Attack, *, settling: bool = False) -> Attack:
+    """The attack's row, locked, after its roll's row (the lock order of
+    ``rolls.table``: activations on the roll wait for us, or we for them).
+    ``settling`` (damage, effects) is refused while an aspect activation
+    on the roll waits for its answer: the dice may still change."""
+    lock_table_roll(attack.table_roll)
+    if settling and Activation.objects.filter(table_roll_id=attack.table_roll_id, status="pending").exists():
+        raise ValidationError(
+            _("Hay una activación pendiente en la tirada de ataque: primero hay que resolverla."), code="pending"
+        )
     locked = (
         Attack.objects.select_for_update(of=("self",))
         .select_related(
@@ -547,7 +565,7 @@ def damage_apply(*, attack: Attack, access: Access) -> Attack:
     pointing at the attack roll, and a notification to the target's player."""
     _require_gm(access)
     with transaction.atomic():
-        locked = _locked_attack(attack)
+        locked = _locked_attack(attack, settling=True)
         if locked.damage_applied is not None:
             raise ValidationError(_("Este daño ya está aplicado."), code="applied")
         damage = attack_damage_for(locked)
@@ -595,7 +613,7 @@ def critical_effect_confirm(*, attack: Attack, access: Access, confirm: bool, ph
     the session (triple). Decided once."""
     _require_gm(access)
     with transaction.atomic():
-        locked = _locked_attack(attack)
+        locked = _locked_attack(attack, settling=True)
         effect = attack_effect_for(locked)
         if effect is None:
             raise ValidationError(_("Este ataque no tiene nada pendiente de decidir."), code="no_effect")

@@ -22,7 +22,7 @@ from django.db import transaction
 from django.utils.translation import gettext as _
 
 from campaigns.models import Campaign
-from rolls.models import RollEntry, TableRoll, TableRollKind
+from rolls.models import Attack, RollEntry, TableRoll, TableRollKind
 from rolls.services import campaign_options, hitos_reader, reroll_append, roll_append
 from rules import hitos
 from rules.hitos_drama import BANK, GM_POOL, Side, Transfer, add_degeneracion, apply_transfers
@@ -200,6 +200,31 @@ def lock_table_roll(table_roll: TableRoll) -> TableRoll:
     )
 
 
+def reroll_refusal(table_roll: TableRoll) -> str | None:
+    """Why the roll may no longer be re-rolled (a Spanish message), or None.
+
+    Every re-roll goes through ``table_reroll``, which asks this first; the
+    activation forms ask it too, before anyone pays for anything."""
+    kind = table_roll.kind
+    if kind == TableRollKind.HORROR:
+        # Q11 — in a horror exposure the aspects shift the level instead.
+        return _("En una prueba de horror los aspectos no repiten dados: mueven el nivel de horror.")
+    if kind == TableRollKind.INITIATIVE:
+        # The combat's order was settled from these dice (H40); re-reading
+        # them later would reshuffle a fight already under way.
+        return _("La iniciativa ya ordenó el combate: no se repite con aspectos.")
+    if kind == TableRollKind.ATTACK:
+        attack = Attack.objects.filter(table_roll=table_roll).values("damage_applied", "effect_decided").first()
+        if attack and (attack["damage_applied"] is not None or attack["effect_decided"]):
+            return _("El daño de este ataque ya está resuelto: la tirada no se puede repetir.")
+    if kind == TableRollKind.OPPOSED:
+        from rolls import opposed  # opposed rolls its rounds with this module
+
+        if not opposed.is_last_round(table_roll):
+            return _("Ese empate ya se deshizo con nuevas tiradas: actúa sobre la última ronda.")
+    return None
+
+
 def table_reroll(
     table_roll: TableRoll,
     *,
@@ -215,8 +240,13 @@ def table_reroll(
     client_seed: str | None = None,
 ) -> RollEntry:
     """Re-roll ``positions`` (0–2) of the latest version, read with ``reading``
-    (H15 positive, H19 negative); the table roll then points at the new entry.
-    The caller holds the lock from ``lock_table_roll``."""
+    (H15 positive, H19 negative); the table roll then points at the new entry,
+    and an opposed round is read again (a tie the action does not allow gets
+    its tie-break, H9). Refused (``ValidationError``) when ``reroll_refusal``
+    says so. The caller holds the lock from ``lock_table_roll``."""
+    refusal = reroll_refusal(table_roll)
+    if refusal is not None:
+        raise ValidationError(refusal, code="no_reroll")
     parent = table_roll.latest
     game = parent.signed_game
     read = hitos_reader(
@@ -243,6 +273,10 @@ def table_reroll(
     )
     table_roll.latest = entry
     table_roll.save(update_fields=["latest"])
+    if table_roll.kind == TableRollKind.OPPOSED:
+        from rolls import opposed
+
+        opposed.after_reroll(table_roll, actor=user)
     return entry
 
 

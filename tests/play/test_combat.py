@@ -487,3 +487,26 @@ def test_an_attack_the_gm_rolls_for_a_player_character_is_answered_by_its_player
     activations.answer_negative(activation=pending, user=play.bruno, accept=True)
     play.tomas.refresh_from_db()
     assert play.tomas.drama_points == 4
+
+
+def test_damage_waits_while_an_activation_on_the_attack_is_pending(play, dice):
+    from rolls import activations
+
+    fight = start(play)
+    dice.extend([[9, 9, 8]])
+    made = attack(play, fight, play.tomas, play.npc)
+    pending = activations.activate_negative(
+        table_roll=made.table_roll, user=play.gm, aspect_choice=f"s{play.scene_aspect.pk}", positions=[0]
+    )
+    with pytest.raises(ValidationError, match="activación pendiente"):
+        combat_services.damage_apply(attack=made, access=access(play, play.gm))
+    made.refresh_from_db()
+    assert made.damage_applied is None
+    # Once answered, the damage is read from the roll as it ended.
+    activations.answer_negative(activation=pending, user=play.bruno, accept=True)
+    made.refresh_from_db()
+    expected = combat_services.attack_damage_for(made)
+    if expected is not None:
+        combat_services.damage_apply(attack=made, access=access(play, play.gm))
+        made.refresh_from_db()
+        assert made.damage_applied == expected.total

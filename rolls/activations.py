@@ -31,9 +31,6 @@ from campaigns.permissions import Access, campaign_access
 from rolls.models import Activation, TableRoll
 from rolls.services import campaign_options
 from rolls.table import (
-    account_for,
-    degeneracion_gain,
-    drama_move,
     lock_table_roll,
     reroll_refusal,
     side_for,
@@ -43,7 +40,7 @@ from rules import hitos, hitos_drama
 from rules.hitos_drama import BANK, Transfer
 from rules.probability import reroll_success_probability
 from sheets.models import Aspect, Character
-from sheets.services import aspect_change
+from sheets.services import aspect_change, degeneracion_gain, drama_account, drama_move
 
 # Prefixes of an aspect choice: a sheet aspect, a scene's situation aspect,
 # or (the GM's negative activations only) free text.
@@ -391,7 +388,7 @@ def force_degeneracion(*, activation: Activation, user) -> Activation:
         options = campaign_options(tr.campaign)
         side = side_for(character)
         effect = _rule(hitos_drama.positive_activation, side, arcane=True, gm_forces_degeneracion=True, options=options)
-        refund = Transfer(BANK, account_for(character), 1, "devolución")
+        refund = Transfer(BANK, drama_account(character), 1, "devolución")
         reason = _("la dirección fuerza la Degeneración (H92) en «%(aspect)s»") % {"aspect": locked.aspect_text}
         drama_move(
             campaign=tr.campaign,

@@ -30,7 +30,6 @@ from rolls.services import campaign_options
 from rolls.table import (
     CheckSetup,
     check_setup,
-    drama_move,
     lock_table_roll,
     owner_for,
     side_for,
@@ -53,6 +52,7 @@ from rules.hitos_drama import positive_activation
 from sheets import services as sheet_services
 from sheets.models import Aspect, Character, SheetEvent
 from sheets.models import Weapon as SheetWeapon
+from sheets.services import drama_move
 
 # H40 — ties still standing after this many roll-offs keep the order they
 # were added in (a table would have settled it long before).

@@ -81,8 +81,7 @@ def exposure_setup(character: Character) -> CheckSetup:
     the trauma test of H77 (which ``meter_apply`` also rolls with Entereza
     alone), so no penalty is added."""
     label = _("Entereza")
-    parts = ((label, character.entereza),)
-    return CheckSetup(character.entereza, parts, label, False, parts)
+    return CheckSetup(character.entereza, ((label, character.entereza),), label)
 
 
 def horror_start(

@@ -15,7 +15,7 @@ row (the GM's pool), then character rows by id, then the roll log's head
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from django.core.exceptions import ValidationError
 from django.db import transaction
@@ -25,9 +25,10 @@ from campaigns.models import Campaign
 from rolls.models import Attack, RollEntry, TableRoll, TableRollKind
 from rolls.services import campaign_options, hitos_reader, reroll_append, roll_append
 from rules import hitos
-from rules.hitos_drama import BANK, GM_POOL, Side, Transfer, add_degeneracion, apply_transfers
+from rules.hitos_drama import GM_POOL, Side
 from rules.probability import success_probability
-from sheets.models import CHARACTERISTIC_FIELDS, Character, SheetEvent
+from sheets.models import CHARACTERISTIC_FIELDS, Character
+from sheets.services import degeneracion_gain, drama_account, drama_move, gm_pool_set  # noqa: F401 - re-exported
 
 CHARACTERISTIC_LABELS = {
     "fortaleza": "Fortaleza",
@@ -50,7 +51,6 @@ class CheckSetup:
     breakdown: tuple[tuple[str, int], ...]
     what: str
     arcane: bool = False
-    parts: tuple[tuple[str, int], ...] = field(default=())
 
 
 def check_setup(
@@ -100,7 +100,7 @@ def check_setup(
         if not character.is_npc and character.mental_penalty:
             parts.append((_("Mente: %(state)s") % {"state": character.mental_label}, character.mental_penalty))
     modifier = sum(value for _label, value in parts)
-    return CheckSetup(modifier, tuple(parts), " + ".join(what) or _("Tirada"), arcane, tuple(parts))
+    return CheckSetup(modifier, tuple(parts), " + ".join(what) or _("Tirada"), arcane)
 
 
 def chance(setup: CheckSetup, difficulty: int, campaign: Campaign):
@@ -301,7 +301,7 @@ def parse_positions(values: Iterable[str]) -> list[int]:
     return sorted(set(positions))
 
 
-# --- Drama points ------------------------------------------------------------------------
+# --- Drama points: moved by sheets.services (which owns them); the parties here -----
 
 
 def side_for(character: Character | None) -> Side:
@@ -309,147 +309,4 @@ def side_for(character: Character | None) -> Side:
     or, with no character, the GM's pool itself."""
     if character is None:
         return Side(GM_POOL)
-    return Side(account_for(character), npc=character.is_npc)
-
-
-def account_for(character: Character) -> str:
-    return f"ch{character.pk}"
-
-
-def gm_pool_label() -> str:
-    return _("Reserva de la dirección")
-
-
-def drama_move(
-    *,
-    campaign: Campaign,
-    transfers: Iterable[Transfer],
-    actor,
-    reason: str,
-    post=None,
-    roll: RollEntry | None = None,
-) -> dict[str, int]:
-    """Apply drama point transfers between characters (``ch<id>``) and the
-    GM's pool in one transaction, locking every row involved (campaign first,
-    then characters by id, so concurrent moves never deadlock). Nobody goes
-    below zero: a ``ValidationError`` and nothing changes. Each balance that
-    changes leaves a ``SheetEvent`` (who, when, why, the roll). Returns the
-    new balances."""
-    transfers = list(transfers)
-    if not transfers:
-        return {}
-    accounts = {t.source for t in transfers} | {t.target for t in transfers}
-    accounts.discard(BANK)
-    character_ids = sorted(int(a[2:]) for a in accounts if a.startswith("ch"))
-    with transaction.atomic():
-        locked_campaign = None
-        if GM_POOL in accounts:
-            locked_campaign = Campaign.objects.select_for_update().get(pk=campaign.pk)
-        characters = {
-            f"ch{c.pk}": c
-            for c in Character.objects.select_for_update(of=("self",)).filter(pk__in=character_ids).order_by("pk")
-        }
-        if len(characters) != len(character_ids):
-            raise ValidationError(_("Ese personaje ya no existe."))
-        balances = {key: c.drama_points for key, c in characters.items()}
-        if locked_campaign is not None:
-            balances[GM_POOL] = locked_campaign.gm_drama_points
-        try:
-            after = apply_transfers(balances, transfers)
-        except ValueError as exc:
-            raise ValidationError(_drama_error(exc, characters)) from None
-        for key, character in characters.items():
-            if after[key] != balances[key]:
-                character.drama_points = after[key]
-                character.save(update_fields=["drama_points", "updated_at"])
-                SheetEvent.objects.create(
-                    campaign=campaign,
-                    character=character,
-                    actor=actor,
-                    kind=SheetEvent.Kind.DRAMA,
-                    summary=f"{balances[key]} → {after[key]}",
-                    reason=reason[:500],
-                    post=post,
-                    roll_id=roll.pk if roll else None,
-                    roll_url=roll.get_absolute_url() if roll else "",
-                    before={"drama_points": balances[key]},
-                    after={"drama_points": after[key]},
-                )
-        if locked_campaign is not None and after[GM_POOL] != balances[GM_POOL]:
-            locked_campaign.gm_drama_points = after[GM_POOL]
-            locked_campaign.save(update_fields=["gm_drama_points"])
-            campaign.gm_drama_points = after[GM_POOL]
-            SheetEvent.objects.create(
-                campaign=campaign,
-                character=None,
-                actor=actor,
-                kind=SheetEvent.Kind.DRAMA,
-                summary=f"{gm_pool_label()}: {balances[GM_POOL]} → {after[GM_POOL]}",
-                reason=reason[:500],
-                post=post,
-                roll_id=roll.pk if roll else None,
-                roll_url=roll.get_absolute_url() if roll else "",
-                before={"gm_drama_points": balances[GM_POOL]},
-                after={"gm_drama_points": after[GM_POOL]},
-            )
-    return after
-
-
-def _drama_error(exc: ValueError, characters: dict[str, Character]) -> str:
-    text = str(exc)
-    if "El DJ" in text:
-        return _("La reserva de la dirección no tiene puntos dramáticos suficientes.")
-    for key, character in characters.items():
-        if f"«{key}»" in text:
-            return _("%(name)s no tiene puntos dramáticos suficientes (%(n)s).") % {
-                "name": character.name,
-                "n": character.drama_points,
-            }
-    return text
-
-
-def gm_pool_set(*, campaign: Campaign, actor, value: int, reason: str) -> Campaign:
-    """The GM sets their pool (a new session, a correction); logged."""
-    if value < 0 or value > 99:
-        raise ValidationError(_("La reserva de la dirección va de 0 a 99 puntos."))
-    if not reason.strip():
-        raise ValidationError(_("Indica el motivo del cambio."))
-    with transaction.atomic():
-        locked = Campaign.objects.select_for_update().get(pk=campaign.pk)
-        before = locked.gm_drama_points
-        locked.gm_drama_points = value
-        locked.save(update_fields=["gm_drama_points"])
-        SheetEvent.objects.create(
-            campaign=locked,
-            character=None,
-            actor=actor,
-            kind=SheetEvent.Kind.DRAMA,
-            summary=f"{gm_pool_label()}: {before} → {value}",
-            reason=reason[:500],
-            before={"gm_drama_points": before},
-            after={"gm_drama_points": value},
-        )
-    campaign.gm_drama_points = value
-    return locked
-
-
-def degeneracion_gain(*, character: Character, actor, reason: str, roll: RollEntry | None = None) -> Character:
-    """H92 — +1 Degeneración instead of a drama point; logged on the sheet."""
-    with transaction.atomic():
-        locked = Character.objects.select_for_update(of=("self",)).get(pk=character.pk)
-        change = add_degeneracion(locked.degeneracion, 1)
-        locked.degeneracion = change.after
-        locked.save(update_fields=["degeneracion", "updated_at"])
-        SheetEvent.objects.create(
-            campaign=locked.campaign,
-            character=locked,
-            actor=actor,
-            kind=SheetEvent.Kind.EDITED,
-            summary=_("Degeneración %(before)s → %(after)s") % {"before": change.before, "after": change.after},
-            reason=reason[:500],
-            roll_id=roll.pk if roll else None,
-            roll_url=roll.get_absolute_url() if roll else "",
-            before={"degeneracion": change.before},
-            after={"degeneracion": change.after},
-        )
-    return locked
+    return Side(drama_account(character), npc=character.is_npc)

@@ -28,6 +28,16 @@ class Side:
     npc: bool = False
 
 
+class NotEnoughPoints(ValueError):
+    """A transfer would leave ``account`` below zero (it has ``have``)."""
+
+    def __init__(self, account: str, have: int):
+        who = "El DJ" if account == GM_POOL else f"«{account}»"
+        super().__init__(f"{who} no tiene puntos dramáticos suficientes ({have}).")
+        self.account = account
+        self.have = have
+
+
 @dataclass(frozen=True, slots=True)
 class Transfer:
     source: str
@@ -162,7 +172,8 @@ def session_refresh(drama: int) -> int:
 
 def apply_transfers(balances: Mapping[str, int], transfers: Iterable[Transfer]) -> dict[str, int]:
     """New balances after the transfers, in order. The bank is unlimited and not
-    listed; anyone else going below zero is an error and nothing is applied."""
+    listed; anyone else going below zero raises ``NotEnoughPoints`` and nothing
+    is applied."""
     result = dict(balances)
     for t in transfers:
         if t.amount.__class__ is not int or t.amount < 1:
@@ -170,8 +181,7 @@ def apply_transfers(balances: Mapping[str, int], transfers: Iterable[Transfer]) 
         if t.source != BANK:
             have = result.get(t.source, 0)
             if have < t.amount:
-                who = "El DJ" if t.source == GM_POOL else f"«{t.source}»"
-                raise ValueError(f"{who} no tiene puntos dramáticos suficientes ({have}).")
+                raise NotEnoughPoints(t.source, have)
             result[t.source] = have - t.amount
         if t.target != BANK:
             result[t.target] = result.get(t.target, 0) + t.amount

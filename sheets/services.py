@@ -17,7 +17,15 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from campaigns import notify
-from rules.hitos_drama import BANK, Transfer, apply_transfers, session_refresh
+from rules.hitos_drama import (
+    BANK,
+    GM_POOL,
+    NotEnoughPoints,
+    Transfer,
+    add_degeneracion,
+    apply_transfers,
+    session_refresh,
+)
 from rules.hitos_health import (
     MASS_DAMAGE_DIFFICULTY,
     STATE_LABELS,
@@ -410,31 +418,140 @@ def meter_apply(
 # --- drama points and aspects --------------------------------------------------------
 
 
+def drama_account(character: Character) -> str:
+    """A character's account in ``rules.hitos_drama`` transfers."""
+    return f"ch{character.pk}"
+
+
+def gm_pool_label() -> str:
+    return _("Reserva de la dirección")
+
+
+def drama_move(*, campaign, transfers, actor, reason: str, post=None, roll=None) -> dict[str, int]:
+    """Apply drama point transfers between characters (``drama_account``) and
+    the GM's pool (``rules.hitos_drama.GM_POOL``, stored on the campaign) in one
+    transaction, locking every row involved: the campaign first, then the
+    characters by id (the lock order of ``rolls.table``). Nobody goes below
+    zero: a ``ValidationError`` naming who is short, and nothing changes.
+    Each balance that changes leaves a ``SheetEvent``. Returns the new balances."""
+    from campaigns.models import Campaign
+
+    transfers = list(transfers)
+    if not transfers:
+        return {}
+    accounts = ({t.source for t in transfers} | {t.target for t in transfers}) - {BANK}
+    character_ids = sorted(int(a[2:]) for a in accounts if a.startswith("ch"))
+    with transaction.atomic():
+        locked_campaign = Campaign.objects.select_for_update().get(pk=campaign.pk) if GM_POOL in accounts else None
+        characters = {
+            drama_account(c): c
+            for c in Character.objects.select_for_update(of=("self",)).filter(pk__in=character_ids).order_by("pk")
+        }
+        if len(characters) != len(character_ids):
+            raise ValidationError(_("Ese personaje ya no existe."))
+        balances = {key: c.drama_points for key, c in characters.items()}
+        if locked_campaign is not None:
+            balances[GM_POOL] = locked_campaign.gm_drama_points
+        try:
+            after = apply_transfers(balances, transfers)
+        except NotEnoughPoints as short:
+            if short.account == GM_POOL:
+                raise ValidationError(_("La reserva de la dirección no tiene puntos dramáticos suficientes.")) from None
+            raise ValidationError(
+                _("%(name)s no tiene puntos dramáticos suficientes (%(n)s).")
+                % {"name": characters[short.account].name, "n": short.have}
+            ) from None
+        except ValueError as exc:
+            raise ValidationError(str(exc)) from None
+        for key, character in characters.items():
+            if after[key] != balances[key]:
+                character.drama_points = after[key]
+                character.save(update_fields=["drama_points", "updated_at"])
+                _log(
+                    character,
+                    campaign,
+                    actor,
+                    SheetEvent.Kind.DRAMA,
+                    f"{balances[key]} → {after[key]}",
+                    reason=reason,
+                    post=post,
+                    roll=roll,
+                    before={"drama_points": balances[key]},
+                    after={"drama_points": after[key]},
+                )
+        if locked_campaign is not None and after[GM_POOL] != balances[GM_POOL]:
+            locked_campaign.gm_drama_points = after[GM_POOL]
+            locked_campaign.save(update_fields=["gm_drama_points"])
+            campaign.gm_drama_points = after[GM_POOL]
+            _log(
+                None,
+                campaign,
+                actor,
+                SheetEvent.Kind.DRAMA,
+                f"{gm_pool_label()}: {balances[GM_POOL]} → {after[GM_POOL]}",
+                reason=reason,
+                post=post,
+                roll=roll,
+                before={"gm_drama_points": balances[GM_POOL]},
+                after={"gm_drama_points": after[GM_POOL]},
+            )
+    return after
+
+
 def drama_adjust(*, character: Character, actor, change: int, reason: str = "", post=None) -> Character:
     """Spend (−1) or gain (+1) a drama point; nobody goes below zero (rules)."""
     if character.is_npc:
         raise ValidationError(_("Los PNJ no tienen puntos dramáticos (H24)."))
+    key = drama_account(character)
+    transfer = Transfer(key, BANK, 1) if change < 0 else Transfer(BANK, key, 1)
+    drama_move(campaign=character.campaign, transfers=[transfer], actor=actor, reason=reason, post=post)
+    return Character.objects.select_related("campaign").get(pk=character.pk)
+
+
+def gm_pool_set(*, campaign, actor, value: int, reason: str):
+    """The GM sets their pool (a new session, a correction); logged."""
+    from campaigns.models import Campaign
+
+    if value < 0 or value > 99:
+        raise ValidationError(_("La reserva de la dirección va de 0 a 99 puntos."))
+    if not reason.strip():
+        raise ValidationError(_("Indica el motivo del cambio."))
+    with transaction.atomic():
+        locked = Campaign.objects.select_for_update().get(pk=campaign.pk)
+        before = locked.gm_drama_points
+        locked.gm_drama_points = value
+        locked.save(update_fields=["gm_drama_points"])
+        _log(
+            None,
+            locked,
+            actor,
+            SheetEvent.Kind.DRAMA,
+            f"{gm_pool_label()}: {before} → {value}",
+            reason=reason,
+            before={"gm_drama_points": before},
+            after={"gm_drama_points": value},
+        )
+    campaign.gm_drama_points = value
+    return locked
+
+
+def degeneracion_gain(*, character: Character, actor, reason: str, roll=None) -> Character:
+    """H92 — +1 Degeneración instead of a drama point; logged on the sheet."""
     with transaction.atomic():
         locked = Character.objects.select_for_update(of=("self",)).select_related("campaign").get(pk=character.pk)
-        key = str(locked.pk)
-        transfer = Transfer(key, BANK, 1) if change < 0 else Transfer(BANK, key, 1)
-        try:
-            balances = apply_transfers({key: locked.drama_points}, [transfer])
-        except ValueError as exc:
-            raise ValidationError(str(exc)) from exc
-        before = locked.drama_points
-        locked.drama_points = balances[key]
-        locked.save(update_fields=["drama_points", "updated_at"])
+        change = add_degeneracion(locked.degeneracion, 1)
+        locked.degeneracion = change.after
+        locked.save(update_fields=["degeneracion", "updated_at"])
         _log(
             locked,
             locked.campaign,
             actor,
-            SheetEvent.Kind.DRAMA,
-            f"{before} → {locked.drama_points}",
+            SheetEvent.Kind.EDITED,
+            _("Degeneración %(before)s → %(after)s") % {"before": change.before, "after": change.after},
             reason=reason,
-            post=post,
-            before={"drama_points": before},
-            after={"drama_points": locked.drama_points},
+            roll=roll,
+            before={"degeneracion": change.before},
+            after={"degeneracion": change.after},
         )
     return locked
 

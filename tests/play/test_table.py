@@ -12,6 +12,7 @@ from rolls.models import RollEntry, TableRoll
 from rules import hitos
 from rules.hitos_drama import BANK, GM_POOL, Transfer
 from rules.probability import success_probability
+from sheets import services as sheet_services
 from sheets.models import SheetEvent
 from tests.play.conftest import client_seed
 
@@ -130,8 +131,8 @@ def test_parse_positions_sorts_and_dedupes():
 
 
 def test_drama_move_between_character_and_gm_pool_is_logged(play):
-    ines = table.account_for(play.ines)
-    after = table.drama_move(
+    ines = sheet_services.drama_account(play.ines)
+    after = sheet_services.drama_move(
         campaign=play.campaign,
         transfers=[Transfer(ines, BANK), Transfer(BANK, GM_POOL)],
         actor=play.gm,
@@ -150,9 +151,9 @@ def test_drama_move_between_character_and_gm_pool_is_logged(play):
 def test_drama_move_never_goes_below_zero_and_changes_nothing(play):
     play.ines.drama_points = 0
     play.ines.save()
-    ines = table.account_for(play.ines)
+    ines = sheet_services.drama_account(play.ines)
     with pytest.raises(ValidationError, match="Inés Salcedo no tiene puntos dramáticos suficientes"):
-        table.drama_move(
+        sheet_services.drama_move(
             campaign=play.campaign,
             transfers=[Transfer(BANK, GM_POOL), Transfer(ines, BANK)],
             actor=play.ana,
@@ -167,22 +168,24 @@ def test_gm_pool_empty_message(play):
     play.campaign.gm_drama_points = 0
     play.campaign.save()
     with pytest.raises(ValidationError, match="reserva de la dirección"):
-        table.drama_move(campaign=play.campaign, transfers=[Transfer(GM_POOL, BANK)], actor=play.gm, reason="x")
+        sheet_services.drama_move(
+            campaign=play.campaign, transfers=[Transfer(GM_POOL, BANK)], actor=play.gm, reason="x"
+        )
 
 
 def test_gm_pool_set_needs_reason_and_range(play):
     with pytest.raises(ValidationError):
-        table.gm_pool_set(campaign=play.campaign, actor=play.gm, value=3, reason=" ")
+        sheet_services.gm_pool_set(campaign=play.campaign, actor=play.gm, value=3, reason=" ")
     with pytest.raises(ValidationError):
-        table.gm_pool_set(campaign=play.campaign, actor=play.gm, value=-1, reason="x")
-    table.gm_pool_set(campaign=play.campaign, actor=play.gm, value=8, reason="Nueva sesión")
+        sheet_services.gm_pool_set(campaign=play.campaign, actor=play.gm, value=-1, reason="x")
+    sheet_services.gm_pool_set(campaign=play.campaign, actor=play.gm, value=8, reason="Nueva sesión")
     play.campaign.refresh_from_db()
     assert play.campaign.gm_drama_points == 8
     assert SheetEvent.objects.get(character=None).reason == "Nueva sesión"
 
 
 def test_h92_degeneracion_gain_is_logged(play):
-    table.degeneracion_gain(character=play.ines, actor=play.ana, reason="Activación arcana")
+    sheet_services.degeneracion_gain(character=play.ines, actor=play.ana, reason="Activación arcana")
     play.ines.refresh_from_db()
     assert play.ines.degeneracion == 1
     event = SheetEvent.objects.get(character=play.ines)

@@ -174,3 +174,12 @@ def test_degeneracion_levels_are_the_eleven_descriptions_of_s001():
     assert degeneracion_description(10).endswith("controlado por del director de juego.")
     with pytest.raises(ValueError):
         degeneracion_description(11)
+
+
+def test_a_short_account_is_named_in_the_error():
+    from rules.hitos_drama import NotEnoughPoints
+
+    with pytest.raises(NotEnoughPoints) as caught:
+        apply_transfers({"ana": 2, GM_POOL: 0}, [Transfer("ana", BANK), Transfer(GM_POOL, BANK)])
+    assert (caught.value.account, caught.value.have) == (GM_POOL, 0)
+    assert isinstance(caught.value, ValueError)

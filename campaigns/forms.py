@@ -6,19 +6,15 @@ from django import forms
 from django.utils.translation import gettext_lazy as _
 
 from campaigns.models import Campaign, Post, Role, Scene
+from rolls.forms import MODIFIER_LIMIT, client_seed_field
 from rules import hitos
 from rules.hitos_options import HitosOptions
+from sheets.models import CHARACTERISTIC_LABELS
 
 BODY_MAX = 50000
 # Roll rows offered with a post ("añadir tirada"); unused rows are ignored.
 ROLL_ROWS = 3
-MODIFIER_LIMIT = 30
-CHARACTERISTIC_CHOICES = [
-    ("fortaleza", _("Fortaleza")),
-    ("reflejos", _("Reflejos")),
-    ("voluntad", _("Voluntad")),
-    ("intelecto", _("Intelecto")),
-]
+CHARACTERISTIC_CHOICES = list(CHARACTERISTIC_LABELS.items())
 _DIFFICULTY_NAMES = ", ".join(name for name, _value in hitos.DIFFICULTY_SCALE)
 
 
@@ -240,9 +236,7 @@ class PostForm(forms.Form):
     # Any request id is taken here; the service says why one cannot be
     # answered (already answered, cancelled, asked of someone else).
     answers = forms.IntegerField(label=_("Petición de la dirección"), required=False, widget=forms.HiddenInput)
-    answer_seed = forms.CharField(
-        widget=forms.HiddenInput(attrs={"data-client-seed": "true"}), required=False, max_length=64
-    )
+    answer_seed = client_seed_field(marked=True)
 
     def __init__(self, *args, characters=(), can_npc=False, members=None, npcs=(), requests=(), **kwargs):
         super().__init__(*args, **kwargs)
@@ -360,9 +354,7 @@ class PostRollForm(forms.Form):
         help_text=_("Un número o una palabra de la escala: %(names)s.") % {"names": _DIFFICULTY_NAMES},
     )
     purpose = forms.CharField(label=_("Para qué"), required=False, max_length=300)
-    client_seed = forms.CharField(
-        widget=forms.HiddenInput(attrs={"data-client-seed": "true"}), required=False, max_length=64
-    )
+    client_seed = client_seed_field(marked=True)
 
     def __init__(self, *args, skill_groups=(), npcs=None, **kwargs):
         super().__init__(*args, **kwargs)

@@ -7,6 +7,23 @@ from django.utils.translation import gettext_lazy as _
 from rules.notation import MAX_LENGTH
 
 CLIENT_SEED_MESSAGE = _("La semilla del navegador no es válida: de 1 a 64 letras, cifras, guiones o guiones bajos.")
+# The largest extra modifier a roll form takes, either way.
+MODIFIER_LIMIT = 30
+
+
+def client_seed_field(*, marked: bool = False) -> forms.CharField:
+    """The hidden field for a roll's browser seed (rollog/v1 §3.3), filled by
+    ``static/js/client-seed.js``: fields named ``client_seed``, or ``marked``
+    ones (``data-client-seed``) when a form holds several. Empty without
+    JavaScript: the server then makes the seed and the roll says so."""
+    attrs = {"data-client-seed": "true"} if marked else {}
+    return forms.CharField(
+        required=False,
+        widget=forms.HiddenInput(attrs=attrs),
+        strip=False,
+        # The pattern also bounds the length (64), so one message covers both.
+        validators=[RegexValidator(r"\A[0-9A-Za-z_-]{1,64}\Z", CLIENT_SEED_MESSAGE)],
+    )
 
 
 class FreeRollForm(forms.Form):
@@ -16,15 +33,7 @@ class FreeRollForm(forms.Form):
         help_text=_("Por ejemplo 3d10, 2d6+1d8+2, 4d6kh3 (quedarse con los 3 mayores) o 6d6>=5 (contar éxitos)."),
     )
     purpose = forms.CharField(label=_("Para qué"), max_length=200, required=False)
-    # Made by the browser (static/js/client-seed.js); empty without JavaScript,
-    # and then the server makes it and the roll says so.
-    client_seed = forms.CharField(
-        required=False,
-        widget=forms.HiddenInput,
-        strip=False,
-        # The pattern also bounds the length (64), so one message covers both.
-        validators=[RegexValidator(r"\A[0-9A-Za-z_-]{1,64}\Z", CLIENT_SEED_MESSAGE)],
-    )
+    client_seed = client_seed_field()
     # The head of the log this page showed (§3.3).
     seen = forms.CharField(required=False, widget=forms.HiddenInput, max_length=64)
 

@@ -5,30 +5,18 @@ from __future__ import annotations
 
 from crispy_forms.helper import FormHelper
 from django import forms
-from django.core.validators import RegexValidator
 from django.utils.translation import gettext_lazy as _
 
-from rolls.forms import CLIENT_SEED_MESSAGE
+from rolls.forms import MODIFIER_LIMIT, client_seed_field
 from rolls.horror import level_choices
 from rolls.opposed import OpposedSide
-from rolls.table import CHARACTERISTIC_LABELS
+from sheets.models import CHARACTERISTIC_LABELS
 
 SHIFT_CHOICES = [
     ("0", _("Sin cambio")),
     ("-1", _("−1: un aspecto lo alivia")),
     ("1", _("+1: un aspecto lo agrava")),
 ]
-MODIFIER_LIMIT = 20
-
-
-def _client_seed_field() -> forms.CharField:
-    # Made by the browser (static/js/client-seed.js); empty without JavaScript.
-    return forms.CharField(
-        required=False,
-        widget=forms.HiddenInput,
-        strip=False,
-        validators=[RegexValidator(r"\A[0-9A-Za-z_-]{1,64}\Z", CLIENT_SEED_MESSAGE)],
-    )
 
 
 class HorrorStartForm(forms.Form):
@@ -90,11 +78,11 @@ class HorrorStartForm(forms.Form):
 
 
 class ExposureRollForm(forms.Form):
-    client_seed = _client_seed_field()
+    client_seed = client_seed_field()
 
 
 def _characteristic_choices():
-    return [(key, _(label)) for key, label in CHARACTERISTIC_LABELS.items()]
+    return list(CHARACTERISTIC_LABELS.items())
 
 
 class OpposedStartForm(forms.Form):
@@ -107,7 +95,7 @@ class OpposedStartForm(forms.Form):
         required=False,
         help_text=_("Si no lo admite, un empate se resuelve con nuevas tiradas de ambos (H9)."),
     )
-    client_seed = _client_seed_field()
+    client_seed = client_seed_field()
 
     SIDES = (("primero", _("Primer personaje")), ("segundo", _("Segundo personaje")))
 

@@ -27,15 +27,9 @@ from rolls.services import campaign_options, hitos_reader, reroll_append, roll_a
 from rules import hitos
 from rules.hitos_drama import GM_POOL, Side
 from rules.probability import success_probability
-from sheets.models import CHARACTERISTIC_FIELDS, Character
+from sheets.models import CHARACTERISTIC_FIELDS, CHARACTERISTIC_LABELS, Character
 from sheets.services import degeneracion_gain, drama_account, drama_move, gm_pool_set  # noqa: F401 - re-exported
 
-CHARACTERISTIC_LABELS = {
-    "fortaleza": "Fortaleza",
-    "reflejos": "Reflejos",
-    "voluntad": "Voluntad",
-    "intelecto": "Intelecto",
-}
 ARCANE_CATEGORIES = frozenset({"arcana"})
 
 
@@ -77,7 +71,7 @@ def check_setup(
     else:
         if characteristic not in CHARACTERISTIC_FIELDS or character is None:
             raise ValidationError(_("Elige una característica de la ficha."), code="characteristic")
-        label = _(CHARACTERISTIC_LABELS[characteristic])
+        label = str(CHARACTERISTIC_LABELS[characteristic])
         parts.append((label, getattr(character, characteristic)))
         what.append(label)
         if skill:

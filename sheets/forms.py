@@ -23,15 +23,9 @@ from rules.hitos_scores import (
     creation_warnings,
     derived_scores,
 )
-from sheets.models import CHARACTERISTIC_FIELDS, Aspect, CampaignSheetOptions, Character
+from sheets.models import CHARACTERISTIC_FIELDS, CHARACTERISTIC_LABELS, Aspect, CampaignSheetOptions, Character
 from sheets.services import EXPORT_FORMAT, METER_ACTIONS, NEEDS_AMOUNT, SheetData
 
-CHARACTERISTIC_LABELS = {
-    "fortaleza": _("Fortaleza"),
-    "reflejos": _("Reflejos"),
-    "voluntad": _("Voluntad"),
-    "intelecto": _("Intelecto"),
-}
 LINES_HELP = _("Uno por línea.")
 
 

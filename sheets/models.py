@@ -28,6 +28,12 @@ from rules.hitos_scores import SKILL_CATEGORIES, Characteristics, derived_scores
 from rules.meters import Meter
 
 CHARACTERISTIC_FIELDS = ("fortaleza", "reflejos", "voluntad", "intelecto")
+CHARACTERISTIC_LABELS = {
+    "fortaleza": _("Fortaleza"),
+    "reflejos": _("Reflejos"),
+    "voluntad": _("Voluntad"),
+    "intelecto": _("Intelecto"),
+}
 
 
 def campaign_options(campaign) -> HitosOptions:

@@ -11,17 +11,13 @@ from django.utils.cache import patch_vary_headers
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
-from django_htmx.middleware import HtmxDetails
 
 from accounts.forms import ProfileForm, SignUpForm
 from campaigns import notify
 from campaigns.models import Notification
+from hitos_site.htmx import HtmxHttpRequest
 
 NOTIFICATIONS_PAGE_SIZE = 30
-
-
-class HtmxHttpRequest(HttpRequest):
-    htmx: HtmxDetails
 
 
 _LANGUAGE_CODES = {code for code, _name in settings.LANGUAGES}

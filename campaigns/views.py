@@ -14,7 +14,7 @@ from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.core.paginator import Paginator
 from django.db import connection
-from django.db.models import Count, Prefetch, Q
+from django.db.models import Count, Q
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
@@ -23,7 +23,6 @@ from django.utils.cache import patch_vary_headers
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django_htmx.http import HttpResponseClientRedirect
-from django_htmx.middleware import HtmxDetails
 
 from accounts.models import User
 from campaigns import permissions as perms
@@ -56,19 +55,16 @@ from campaigns.models import (
     SceneRead,
 )
 from campaigns.permissions import Access, campaign_access
+from hitos_site.htmx import HtmxHttpRequest, page_or_fragment, wants_fragment
 from rolls import post_rolls
 from rolls import requests as roll_requests
-from rolls.cards import card_context, chains_by_latest
-from rolls.models import Activation, RollEntry, TableRoll
+from rolls.cards import activations_prefetch, cards_for
+from rolls.models import TableRoll
 from sheets.models import Character
 
 HOME_PAGE_SIZE = 20
 POSTS_PER_PAGE = 20
 SEARCH_LIMIT = 50
-
-
-class HtmxHttpRequest(HttpRequest):
-    htmx: HtmxDetails
 
 
 # --- access helpers -------------------------------------------------------
@@ -143,19 +139,6 @@ def _unread_counts(user, campaigns) -> dict[int, int]:
         .annotate(n=Count("pk", distinct=True))
     )
     return {row["scene__campaign"]: row["n"] for row in rows}
-
-
-def _page_or_fragment(request: HtmxHttpRequest, template: str, fragment: str, context: dict) -> HttpResponse:
-    """The fragment for an htmx swap, the whole page otherwise.
-
-    A history-restore request gets the whole page (htmx puts it in the
-    body), and the answer varies on HX-Request so that no cache hands the
-    fragment to a normal visit.
-    """
-    wants_fragment = request.htmx and not request.htmx.history_restore_request
-    response = render(request, f"{template}#{fragment}" if wants_fragment else template, context)
-    patch_vary_headers(response, ("HX-Request",))
-    return response
 
 
 def _count_by_scene(posts) -> dict[int, int]:
@@ -485,7 +468,7 @@ def moderation_log(request: HtmxHttpRequest, slug: str) -> HttpResponse:
         entries = entries.filter(target_user=request.user)
     page_obj = Paginator(entries, 50).get_page(request.GET.get("pagina"))
     context = {"campaign": campaign, "page_obj": page_obj, "access": access}
-    return _page_or_fragment(request, "campaigns/moderation_log.html", "log-entries", context)
+    return page_or_fragment(request, "campaigns/moderation_log.html", "log-entries", context)
 
 
 @login_required
@@ -590,46 +573,25 @@ def _post_form(access: Access, scene: Scene, data=None, initial=None) -> PostFor
     )
 
 
-def _attach_roll_cards(posts: list[Post], access: Access, scene: Scene) -> None:
+def _attach_roll_cards(posts: list[Post], access: Access, scene: Scene, *, has_character: bool | None) -> None:
     """Each post's roll cards (``post.roll_cards``), in a constant number of
-    queries: the posts' log entries (every version, for the re-roll chains),
-    then their table rolls with the activations the card's actions read."""
+    queries: the posts' table rolls with their versions and the activations
+    the card's actions read (``rolls.cards.cards_for``)."""
     for post in posts:
         post.roll_cards = []
-    entries = list(RollEntry.objects.filter(post__in=[p.pk for p in posts]).select_related("user"))
-    if not entries:
-        return
-    chains = chains_by_latest(entries)
     by_post = {p.pk: p for p in posts}
-    table_rolls = (
+    table_rolls = list(
         TableRoll.objects.filter(post__in=list(by_post))
-        .select_related("character", "owner")
-        .prefetch_related(
-            Prefetch(
-                "activations",
-                queryset=Activation.objects.select_related("activator", "activator_character").order_by("pk"),
-            )
-        )
+        .select_related("character", "owner", "first__user", "latest__user")
+        .prefetch_related(activations_prefetch())
         .order_by("post_id", "position", "pk")
     )
-    entry_by_id = {e.pk: e for e in entries}
     for table_roll in table_rolls:
-        table_roll.campaign = scene.campaign
         table_roll.scene = scene
-        table_roll.latest = entry_by_id[table_roll.latest_id]
-        table_roll.first = entry_by_id[table_roll.first_id]
-        post = by_post[table_roll.post_id]
-        table_roll.post = post
-        post.roll_cards.append(
-            card_context(
-                table_roll.latest,
-                table_roll=table_roll,
-                user=access.user,
-                is_gm=access.is_gm,
-                is_player=access.is_player,
-                versions=chains[table_roll.latest_id],
-            )
-        )
+        table_roll.post = by_post[table_roll.post_id]
+    cards = cards_for(table_rolls, access=access, has_character=has_character)
+    for table_roll in table_rolls:
+        table_roll.post.roll_cards.append(cards[table_roll.pk])
 
 
 def _scene_context(request: HttpRequest, access: Access, scene: Scene, *, page, form) -> dict:
@@ -638,7 +600,9 @@ def _scene_context(request: HttpRequest, access: Access, scene: Scene, *, page, 
     page_obj = Paginator(posts, POSTS_PER_PAGE).get_page(page)
     page_posts = list(page_obj.object_list)
     _decorate_posts(page_posts, access, scene)
-    _attach_roll_cards(page_posts, access, scene)
+    # A player's approved characters are the post form's (when they may post).
+    has_character = bool(form.characters) if form is not None and access.is_player else None
+    _attach_roll_cards(page_posts, access, scene, has_character=has_character)
     last_read = 0
     first_unread = None
     if request.user.is_authenticated and access.is_member:
@@ -676,7 +640,7 @@ def scene_detail(request: HtmxHttpRequest, slug: str, scene_id: int) -> HttpResp
         quote_id = request.GET.get("cita", "")
         form = _post_form(access, scene, initial={"quote_of": quote_id} if quote_id.isdigit() else None)
     context = _scene_context(request, access, scene, page=request.GET.get("pagina"), form=form)
-    return _page_or_fragment(request, "campaigns/scene_detail.html", "post-list", context)
+    return page_or_fragment(request, "campaigns/scene_detail.html", "post-list", context)
 
 
 @require_GET
@@ -774,13 +738,12 @@ def post_create(request: HtmxHttpRequest, slug: str, scene_id: int) -> HttpRespo
             return redirect(post.get_absolute_url())
     # Nothing typed is lost: the last page comes back with the form and its errors.
     context = _scene_context(request, access, scene, page="last", form=form)
-    if request.htmx:
+    response = page_or_fragment(request, "campaigns/scene_detail.html", "post-form", context)
+    if wants_fragment(request):
         # htmx does not swap error responses: answer 200 and point the swap at the form.
-        response = render(request, "campaigns/scene_detail.html#post-form", context)
         response["HX-Retarget"] = "#escribir"
         response["HX-Reswap"] = "outerHTML"
-        return response
-    return render(request, "campaigns/scene_detail.html", context)
+    return response
 
 
 @login_required
@@ -943,7 +906,7 @@ def campaign_search(request: HtmxHttpRequest, slug: str) -> HttpResponse:
             posts = posts.filter(Q(body__icontains=query) | Q(note__icontains=query)).order_by("-pk")
         results = list(posts[:SEARCH_LIMIT])
     context = {"campaign": campaign, "form": form, "results": results, "limit": SEARCH_LIMIT}
-    return _page_or_fragment(request, "campaigns/search.html", "search-results", context)
+    return page_or_fragment(request, "campaigns/search.html", "search-results", context)
 
 
 @login_required

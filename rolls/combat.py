@@ -16,7 +16,6 @@ from dataclasses import dataclass
 
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import transaction
-from django.db.models import Q
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.translation import gettext as _
@@ -69,9 +68,7 @@ def combat_url(combat: Combat) -> str:
 
 def combat_characters(campaign):
     """Who can take part: approved player characters and the campaign's NPCs."""
-    return Character.objects.filter(
-        Q(kind=Character.Kind.NPC) | Q(kind=Character.Kind.PC, status=Character.Status.APPROVED), campaign=campaign
-    ).order_by("-kind", "name", "id")
+    return Character.objects.filter(campaign=campaign).in_play().order_by("-kind", "name", "id")
 
 
 def _require_gm(access: Access) -> None:
@@ -121,9 +118,7 @@ def combat_start(*, scene: Scene, access: Access, characters) -> Combat:
 
 
 def _add(combat: Combat, character: Character, order: int) -> Combatant:
-    if character.campaign_id != combat.campaign_id or not (
-        character.is_npc or character.status == Character.Status.APPROVED
-    ):
+    if not character.is_in_play(combat.campaign):
         raise ValidationError(_("Solo combaten personajes aprobados y PNJ de la partida."), code="character")
     if combat.combatants.filter(character=character).exists():
         raise ValidationError(_("%(name)s ya está en el combate.") % {"name": character.name}, code="duplicate")

@@ -58,13 +58,6 @@ def level_text(level: HorrorLevel) -> str:
     }
 
 
-def exposable(character: Character, campaign) -> bool:
-    """Approved player characters of the campaign, and its NPCs."""
-    if character.campaign_id != campaign.pk:
-        return False
-    return character.is_npc or character.status == Character.Status.APPROVED
-
-
 def can_roll_exposure(access: Access, exposure: HorrorExposure) -> bool:
     """The GM rolls for anyone; a player only for their own character."""
     return perms.can_play_character(access, exposure.character)
@@ -110,7 +103,7 @@ def horror_start(
     rows: list[HorrorExposure] = []
     seen: set[int] = set()
     for character, shift, reason in exposures:
-        if not exposable(character, campaign):
+        if not character.is_in_play(campaign):
             raise ValidationError(_("%(name)s no es un personaje de esta partida.") % {"name": character.name})
         if character.pk in seen:
             raise ValidationError(_("%(name)s está dos veces.") % {"name": character.name})

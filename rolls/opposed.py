@@ -40,13 +40,6 @@ class OpposedSide:
     extra: tuple[tuple[str, int], ...] = ()
 
 
-def opposable(character: Character, campaign) -> bool:
-    """Approved player characters of the campaign, and its NPCs."""
-    if character.campaign_id != campaign.pk:
-        return False
-    return character.is_npc or character.status == Character.Status.APPROVED
-
-
 def _seed(client_seed: str | None, round_: int, side: int) -> str | None:
     """The browser's seed for the first roll; each further roll of the same
     request derives its own from it (seeds are unique in a campaign's log)."""
@@ -90,7 +83,7 @@ def opposed_start(
     if not purpose:
         raise ValidationError(_("Indica qué se disputan."), code="purpose")
     for side in (first, second):
-        if not opposable(side.character, campaign):
+        if not side.character.is_in_play(campaign):
             raise ValidationError(_("%(name)s no es un personaje de esta partida.") % {"name": side.character.name})
     if first.character.pk == second.character.pk:
         raise ValidationError(_("Una tirada enfrentada necesita dos personajes distintos."), code="same")

@@ -28,7 +28,7 @@ from rules import hitos
 from rules.hitos_drama import GM_POOL, Side
 from rules.probability import success_probability
 from sheets.models import CHARACTERISTIC_FIELDS, CHARACTERISTIC_LABELS, Character
-from sheets.services import degeneracion_gain, drama_account, drama_move, gm_pool_set  # noqa: F401 - re-exported
+from sheets.services import drama_account
 
 ARCANE_CATEGORIES = frozenset({"arcana"})
 

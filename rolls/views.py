@@ -17,25 +17,25 @@ from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth import get_user_model
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import PermissionDenied, ValidationError
+from django.core.exceptions import ValidationError
 from django.core.paginator import Paginator
-from django.db.models import Exists, F, OuterRef, Prefetch, Q, Subquery
-from django.http import FileResponse, Http404, HttpRequest, HttpResponse, HttpResponseBadRequest
+from django.db.models import Exists, F, OuterRef, Q, Subquery
+from django.http import FileResponse, HttpRequest, HttpResponse, HttpResponseBadRequest
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
-from django.utils.cache import patch_vary_headers
 from django.utils.translation import gettext as _
 from django.views.decorators.clickjacking import xframe_options_exempt
 from django.views.decorators.http import require_http_methods, require_safe
-from django_htmx.middleware import HtmxDetails
 
 from campaigns import permissions as perms
-from campaigns.models import Campaign, Post
+from campaigns.models import Post
 from campaigns.permissions import campaign_access
+from hitos_site.htmx import HtmxHttpRequest, page_or_fragment
 from rolls import rollog, services, verify_roll
-from rolls.cards import card_context
+from rolls.access import campaign_for
+from rolls.cards import activations_prefetch, card_context
 from rolls.forms import FreeRollForm
-from rolls.models import Activation, CampaignLog, RollEntry, TableRoll
+from rolls.models import CampaignLog, RollEntry, TableRoll
 from sheets.models import Character
 
 EXPORT_PAGE_SIZE = 1000
@@ -45,10 +45,6 @@ NEARBY_LIMIT = 20
 # Characters that could end a <script> or start markup if a JSON document were
 # ever pasted into HTML; escaped as \uXXXX they parse to the same strings.
 _JSON_HTML_ESCAPES = {ord("<"): "\\u003c", ord(">"): "\\u003e", ord("&"): "\\u0026"}
-
-
-class HtmxHttpRequest(HttpRequest):
-    htmx: HtmxDetails
 
 
 def _json(document: dict, *, status: int = 200) -> HttpResponse:
@@ -160,9 +156,7 @@ def roll_permalink(request: HttpRequest, permalink: str) -> HttpResponse:
     table_roll = (
         TableRoll.objects.filter(first=versions[0], latest=entry)
         .select_related("character", "owner")
-        .prefetch_related(
-            Prefetch("activations", queryset=Activation.objects.select_related("activator", "activator_character"))
-        )
+        .prefetch_related(activations_prefetch())
         .first()
     )
     if table_roll is not None:
@@ -173,13 +167,16 @@ def roll_permalink(request: HttpRequest, permalink: str) -> HttpResponse:
         user=request.user,
         is_gm=access.is_gm,
         is_player=access.is_player,
+        access=access,
         versions=[v for v in versions if v.seq <= entry.seq],
     )
     public_key = settings.ROLLOG_KEYS.public_key_hex
     link = request.build_absolute_uri(entry.get_absolute_url())
     badge = request.build_absolute_uri(reverse("rolls:roll-badge", args=[entry.permalink]))
     context = {
-        **card,
+        "card": card,
+        "entry": entry,
+        "signed_entry": signed_entry,
         "versions": versions,
         "nearby": _nearby(entry, versions),
         "post": entry.post if post_readable else None,
@@ -262,10 +259,7 @@ def log_export(request: HttpRequest, slug: str) -> HttpResponse:
     Pages of EXPORT_PAGE_SIZE entries from ``?desde=<seq>``; ``next`` is the
     absolute address of the following page, null on the last.
     """
-    campaign = get_object_or_404(Campaign, slug=slug)
-    access = campaign_access(request.user, campaign)
-    if not perms.can_view_campaign(access):
-        raise Http404
+    campaign, _access = campaign_for(request, slug)
     log = get_object_or_404(CampaignLog, campaign=campaign)
     raw_start = request.GET.get("desde", "0")
     if not raw_start.isdigit():
@@ -295,12 +289,9 @@ def log_export(request: HttpRequest, slug: str) -> HttpResponse:
 @require_http_methods(["GET", "POST"])
 def free_roll(request: HttpRequest, slug: str) -> HttpResponse:
     """A free roll in dice notation by the GM or a player, through the campaign's log."""
-    campaign = get_object_or_404(Campaign.objects.select_related("gm"), slug=slug)
-    access = campaign_access(request.user, campaign)
-    if not perms.can_view_campaign(access):
-        raise Http404
-    if not (access.is_gm or access.is_player):
-        raise PermissionDenied(_("Solo los jugadores y la dirección pueden tirar en esta partida."))
+    campaign, _access = campaign_for(
+        request, slug, need=perms.can_play, denied=_("Solo los jugadores y la dirección pueden tirar en esta partida.")
+    )
     log = services.log_open(campaign=campaign)
     if request.method == "POST":
         form = FreeRollForm(request.POST)
@@ -368,10 +359,7 @@ def roll_log(request: HtmxHttpRequest, slug: str) -> HttpResponse:
     the reader may not open (a private split-party scene) are left out, and
     the filters offer only what the remaining rolls contain.
     """
-    campaign = get_object_or_404(Campaign, slug=slug)
-    access = campaign_access(request.user, campaign)
-    if not perms.can_view_campaign(access):
-        raise Http404
+    campaign, access = campaign_for(request, slug)
     try:
         chosen = {name: _id_filter(request, name) for name in ("escena", "personaje", "jugador")}
     except ValueError as exc:
@@ -416,10 +404,4 @@ def roll_log(request: HtmxHttpRequest, slug: str) -> HttpResponse:
         "characters": Character.objects.filter(roll_entries__in=visible).distinct().order_by("name", "pk"),
         "players": get_user_model().objects.filter(roll_entries__in=visible).distinct().order_by("display_name", "pk"),
     }
-    template = "rolls/roll_log.html"
-    # A history restore needs the whole page, never the fragment.
-    if request.htmx and not request.htmx.history_restore_request:
-        template += "#roll-rows"
-    response = render(request, template, context)
-    patch_vary_headers(response, ["HX-Request"])
-    return response
+    return page_or_fragment(request, "rolls/roll_log.html", "roll-rows", context)

@@ -12,61 +12,29 @@ from __future__ import annotations
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied, ValidationError
-from django.db.models import Prefetch
-from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBadRequest
-from django.shortcuts import get_object_or_404, redirect, render
+from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest
+from django.shortcuts import redirect, render
 from django.template.loader import render_to_string
 from django.utils.cache import patch_vary_headers
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods, require_POST, require_safe
 from django_htmx.http import reswap, retarget
-from django_htmx.middleware import HtmxDetails
 
 from campaigns import permissions as perms
 from campaigns.models import Campaign
-from campaigns.permissions import Access, campaign_access
+from campaigns.permissions import Access
+from hitos_site.htmx import HtmxHttpRequest, page_or_fragment, wants_fragment
 from rolls import activations
-from rolls.cards import card_context
+from rolls.access import activation_for, campaign_for, table_roll_for
+from rolls.cards import activations_prefetch, card_context
 from rolls.forms_activations import DramaPoolForm, NarrativeForm, NegativeActivationForm, PositiveActivationForm
 from rolls.models import Activation, TableRoll
-from rolls.table import gm_pool_set, parse_positions
+from rolls.table import parse_positions
 from rules import hitos
 from sheets.models import Character, SheetEvent
+from sheets.services import gm_pool_set
 
 RECENT_DRAMA_EVENTS = 30
-
-
-class HtmxHttpRequest(HttpRequest):
-    htmx: HtmxDetails
-
-
-def activations_prefetch() -> Prefetch:
-    """What ``rolls/_roll_actions.html`` reads of each card's activations, so
-    a page of cards costs the same number of queries whatever its length."""
-    return Prefetch("activations", queryset=Activation.objects.select_related("activator", "activator_character"))
-
-
-def _table_roll_for(request: HttpRequest, table_roll_id: int) -> tuple[TableRoll, Access]:
-    """The roll if the user may read it (404 otherwise: outsiders of a private
-    campaign, a scene they cannot see, a whisper) and may play (403 else)."""
-    table_roll = get_object_or_404(
-        TableRoll.objects.select_related(
-            "campaign__gm", "scene", "post__scene", "first", "latest", "character", "owner"
-        ).prefetch_related(activations_prefetch()),
-        pk=table_roll_id,
-    )
-    access = campaign_access(request.user, table_roll.campaign)
-    if not perms.can_view_campaign(access):
-        raise Http404
-    if table_roll.post is not None:
-        table_roll.post.scene.campaign = table_roll.campaign
-        if not perms.can_read_post(access, table_roll.post):
-            raise Http404
-    elif table_roll.scene_id and not perms.visible_scenes(access).filter(pk=table_roll.scene_id).exists():
-        raise Http404
-    if not (access.is_gm or access.is_player):
-        raise PermissionDenied(_("Solo los jugadores y la dirección pueden activar aspectos."))
-    return table_roll, access
 
 
 def _card(request: HtmxHttpRequest, table_roll: TableRoll, access: Access, **extra) -> HttpResponse:
@@ -75,16 +43,22 @@ def _card(request: HtmxHttpRequest, table_roll: TableRoll, access: Access, **ext
         activations_prefetch()
     )
     table_roll = fresh.get(pk=table_roll.pk)
-    context = card_context(table_roll.latest, table_roll=table_roll, user=request.user)
-    context.update(is_gm=access.is_gm, is_player=access.is_player, **extra)
-    response = render(request, "rolls/_roll_card.html", context)
+    card = card_context(
+        table_roll.latest,
+        table_roll=table_roll,
+        user=request.user,
+        is_gm=access.is_gm,
+        is_player=access.is_player,
+        access=access,
+    )
+    response = render(request, "rolls/_roll_card.html", {"card": card, **extra})
     # The viewer's drama points on the scene page follow the activation (out of band).
     mine = Character.objects.filter(campaign=table_roll.campaign, owner=request.user).approved()
     balances = render_to_string(
         "rolls/_drama_points.html",
         {
             "drama_characters": list(mine.only("pk", "name", "drama_points")),
-            "campaign": Campaign.objects.only("gm_drama_points").get(pk=table_roll.campaign_id),
+            "campaign": table_roll.campaign,
             "is_gm": access.is_gm,
             "oob": True,
         },
@@ -104,12 +78,9 @@ def _back(table_roll: TableRoll) -> HttpResponse:
 def _form_response(request: HtmxHttpRequest, context: dict, *, invalid: bool = False) -> HttpResponse:
     """The form: a fragment for htmx (an invalid POST is put back where the
     form was, not over the card), the whole page otherwise."""
-    wants_fragment = request.htmx and not request.htmx.history_restore_request
-    template = "rolls/activation_form.html"
-    response = render(request, f"{template}#activation-form" if wants_fragment else template, context)
-    if wants_fragment and invalid:
+    response = page_or_fragment(request, "rolls/activation_form.html", "activation-form", context)
+    if wants_fragment(request) and invalid:
         response = reswap(retarget(response, f"#activacion-{context['table_roll'].pk}"), "outerHTML")
-    patch_vary_headers(response, ("HX-Request",))
     return response
 
 
@@ -153,7 +124,7 @@ def _payments(table_roll: TableRoll, character: Character | None) -> list[tuple[
 @require_http_methods(["GET", "POST"])
 def activation_positive(request: HtmxHttpRequest, table_roll_id: int) -> HttpResponse:
     """H13–H16 — activate an aspect in favour of a roll and re-roll dice."""
-    table_roll, access = _table_roll_for(request, table_roll_id)
+    table_roll, access = table_roll_for(request, table_roll_id)
     character = activations.positive_activator(table_roll, request.user, access)
     options = activations.aspect_options(table_roll=table_roll, activator=character, negative=False, is_gm=access.is_gm)
     payments = _payments(table_roll, character)
@@ -200,7 +171,7 @@ def activation_positive(request: HtmxHttpRequest, table_roll_id: int) -> HttpRes
 @require_http_methods(["GET", "POST"])
 def activation_negative(request: HtmxHttpRequest, table_roll_id: int) -> HttpResponse:
     """H18 — activate an aspect against someone's roll, choosing the dice."""
-    table_roll, access = _table_roll_for(request, table_roll_id)
+    table_roll, access = table_roll_for(request, table_roll_id)
     character = activations.negative_activator(table_roll, request.user, access)
     options = activations.aspect_options(table_roll=table_roll, activator=character, negative=True, is_gm=access.is_gm)
     chosen: list[str] = []
@@ -243,23 +214,6 @@ def activation_negative(request: HtmxHttpRequest, table_roll_id: int) -> HttpRes
     return _form_response(request, context, invalid=request.method == "POST")
 
 
-def _activation_for(request: HttpRequest, activation_id: int) -> tuple[Activation, Access]:
-    activation = get_object_or_404(
-        Activation.objects.select_related("campaign__gm", "table_roll", "target_character", "activator_character"),
-        pk=activation_id,
-    )
-    if activation.table_roll_id:
-        table_roll, access = _table_roll_for(request, activation.table_roll_id)
-        activation.table_roll = table_roll
-        return activation, access
-    access = campaign_access(request.user, activation.campaign)
-    if not perms.can_view_campaign(access):
-        raise Http404
-    if not (access.is_gm or access.is_player):
-        raise PermissionDenied
-    return activation, access
-
-
 def _after_answer(request: HtmxHttpRequest, activation: Activation, access: Access, error: str = "") -> HttpResponse:
     if activation.table_roll_id is None:
         if error:
@@ -276,7 +230,7 @@ def _after_answer(request: HtmxHttpRequest, activation: Activation, access: Acce
 @require_POST
 def activation_answer(request: HtmxHttpRequest, activation_id: int) -> HttpResponse:
     """H22/H23/H25 — the affected player accepts (+1 point) or cancels (−1)."""
-    activation, access = _activation_for(request, activation_id)
+    activation, access = activation_for(request, activation_id)
     answer = request.POST.get("respuesta", "")
     if answer not in ("aceptar", "cancelar"):
         return HttpResponseBadRequest(_("Responde «aceptar» o «cancelar»."), content_type="text/plain; charset=utf-8")
@@ -293,8 +247,8 @@ def activation_answer(request: HtmxHttpRequest, activation_id: int) -> HttpRespo
 @require_POST
 def activation_settle(request: HtmxHttpRequest, activation_id: int) -> HttpResponse:
     """The GM settles an unanswered activation after the deadline (as accepted)."""
-    activation, access = _activation_for(request, activation_id)
-    if not access.is_gm:
+    activation, access = activation_for(request, activation_id)
+    if not perms.can_manage(access):
         raise PermissionDenied(_("Solo la dirección resuelve activaciones pendientes."))
     try:
         activations.settle_negative(activation=activation, user=request.user)
@@ -310,8 +264,8 @@ def activation_settle(request: HtmxHttpRequest, activation_id: int) -> HttpRespo
 def activation_force(request: HtmxHttpRequest, activation_id: int) -> HttpResponse:
     """H92 — the GM forces +1 Degeneración instead of the point a player paid
     on an arcane action (the player gets the point back and one more)."""
-    activation, access = _activation_for(request, activation_id)
-    if not access.is_gm:
+    activation, access = activation_for(request, activation_id)
+    if not perms.can_manage(access):
         raise PermissionDenied(_("Solo la dirección puede forzar la Degeneración."))
     try:
         activations.force_degeneracion(activation=activation, user=request.user)
@@ -325,14 +279,16 @@ def activation_force(request: HtmxHttpRequest, activation_id: int) -> HttpRespon
 # --- The drama page ---------------------------------------------------------------------
 
 
-def _campaign_for(request: HttpRequest, slug: str, *, manage: bool = False) -> tuple[Campaign, Access]:
-    campaign = get_object_or_404(Campaign.objects.select_related("gm"), slug=slug)
-    access = campaign_access(request.user, campaign)
-    if not perms.can_view_campaign(access):
-        raise Http404
-    if not access.is_member:
-        raise PermissionDenied(_("Solo los miembros de la partida ven sus puntos dramáticos."))
-    if manage and not access.is_gm:
+def _drama_campaign_for(request: HttpRequest, slug: str, *, manage: bool = False) -> tuple[Campaign, Access]:
+    """The campaign's drama points are for its members (403 for others who
+    see the campaign); with ``manage``, for its direction."""
+    campaign, access = campaign_for(
+        request,
+        slug,
+        need=lambda a: a.is_member,
+        denied=_("Solo los miembros de la partida ven sus puntos dramáticos."),
+    )
+    if manage and not perms.can_manage(access):
         raise PermissionDenied(_("Solo la dirección de la partida puede hacer esto."))
     return campaign, access
 
@@ -381,11 +337,7 @@ def _drama_page(
         "pool_form": pool_form if access.is_gm else None,
         "narrative_form": narrative_form,
     }
-    wants_fragment = request.htmx and not request.htmx.history_restore_request
-    template = "rolls/drama.html"
-    response = render(request, f"{template}#drama-balances" if wants_fragment else template, context, status=status)
-    patch_vary_headers(response, ("HX-Request",))
-    return response
+    return page_or_fragment(request, "rolls/drama.html", "drama-balances", context, status=status)
 
 
 @login_required
@@ -393,14 +345,14 @@ def _drama_page(
 def drama(request: HtmxHttpRequest, slug: str) -> HttpResponse:
     """Drama points: the GM's pool, each character's points, who moved them
     and why; the GM sets the pool; narrative activations (H23)."""
-    campaign, access = _campaign_for(request, slug)
+    campaign, access = _drama_campaign_for(request, slug)
     return _drama_page(request, campaign, access)
 
 
 @login_required
 @require_POST
 def drama_pool_set(request: HtmxHttpRequest, slug: str) -> HttpResponse:
-    campaign, access = _campaign_for(request, slug, manage=True)
+    campaign, access = _drama_campaign_for(request, slug, manage=True)
     form = DramaPoolForm(request.POST)
     if form.is_valid():
         try:
@@ -421,7 +373,7 @@ def drama_pool_set(request: HtmxHttpRequest, slug: str) -> HttpResponse:
 @login_required
 @require_POST
 def drama_narrative(request: HtmxHttpRequest, slug: str) -> HttpResponse:
-    campaign, access = _campaign_for(request, slug)
+    campaign, access = _drama_campaign_for(request, slug)
     characters = list(Character.objects.approved().filter(campaign=campaign).order_by("name", "pk"))
     form = _narrative_form(campaign, access, characters, data=request.POST)
     if form is None:

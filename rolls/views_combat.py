@@ -14,30 +14,25 @@ from django import forms
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied, ValidationError
-from django.core.validators import RegexValidator
 from django.db.models import F, Prefetch
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
-from django.utils.cache import patch_vary_headers
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_POST, require_safe
-from django_htmx.middleware import HtmxDetails
 
 from campaigns import permissions as perms
 from campaigns.models import Campaign, Scene
-from campaigns.permissions import Access, campaign_access
+from campaigns.permissions import Access
+from hitos_site.htmx import HtmxHttpRequest, page_or_fragment
 from rolls import combat as services
-from rolls.cards import card_context, chains_by_latest
-from rolls.forms import CLIENT_SEED_MESSAGE
-from rolls.models import Activation, Attack, Combat, Combatant, RollEntry, TableRoll
+from rolls.access import scene_for
+from rolls.cards import activations_prefetch, cards_for
+from rolls.forms import MODIFIER_LIMIT, client_seed_field
+from rolls.models import Attack, Combat, Combatant
 from sheets.models import Skill, Weapon
 
 TEMPLATE = "rolls/combat.html"
-
-
-class HtmxHttpRequest(HttpRequest):
-    htmx: HtmxDetails
 
 
 # --- forms -------------------------------------------------------------------------
@@ -79,15 +74,14 @@ class AttackForm(forms.Form):
     target = forms.TypedChoiceField(label=gettext_lazy("Objetivo"), coerce=int)
     weapon = forms.ChoiceField(label=gettext_lazy("Arma"))
     modifier = forms.IntegerField(
-        label=gettext_lazy("Modificador"), min_value=-20, max_value=20, required=False, initial=0
+        label=gettext_lazy("Modificador"),
+        min_value=-MODIFIER_LIMIT,
+        max_value=MODIFIER_LIMIT,
+        required=False,
+        initial=0,
     )
     modifier_reason = forms.CharField(label=gettext_lazy("Motivo del modificador"), max_length=100, required=False)
-    client_seed = forms.CharField(
-        required=False,
-        widget=forms.HiddenInput,
-        strip=False,
-        validators=[RegexValidator(r"\A[0-9A-Za-z_-]{1,64}\Z", CLIENT_SEED_MESSAGE)],
-    )
+    client_seed = client_seed_field()
 
     def __init__(self, *args, combatants: list[Combatant], attackers: list[Combatant], **kwargs):
         super().__init__(*args, **kwargs)
@@ -143,22 +137,10 @@ class EffectForm(forms.Form):
 # --- access and context --------------------------------------------------------------
 
 
-def _scene_for(request: HttpRequest, slug: str, scene_id: int) -> tuple[Scene, Access]:
-    """The scene if the user may read it (404 otherwise: private campaign, hidden scene)."""
-    campaign = get_object_or_404(Campaign.objects.select_related("gm"), slug=slug)
-    access = campaign_access(request.user, campaign)
-    if not perms.can_view_campaign(access):
-        raise Http404
-    scene = get_object_or_404(perms.visible_scenes(access), pk=scene_id)
-    scene.campaign = campaign
-    return scene, access
-
-
 def _manager(request: HttpRequest, slug: str, scene_id: int) -> tuple[Scene, Access]:
-    scene, access = _scene_for(request, slug, scene_id)
-    if not access.is_gm:
-        raise PermissionDenied(_("Solo la dirección de la partida dirige el combate."))
-    return scene, access
+    return scene_for(
+        request, slug, scene_id, need=perms.can_manage, denied=_("Solo la dirección de la partida dirige el combate.")
+    )
 
 
 def _current_combat(scene: Scene) -> Combat | None:
@@ -191,58 +173,32 @@ def _attack_rows(combat: Combat, combatants: list[Combatant], access: Access, us
         combat.attacks.select_related(
             "table_roll__first__user", "table_roll__latest__user", "table_roll__owner", "table_roll__character"
         )
-        .prefetch_related(
-            Prefetch(
-                "table_roll__activations",
-                queryset=Activation.objects.select_related("activator", "activator_character").order_by("pk"),
-            )
-        )
+        .prefetch_related(activations_prefetch("table_roll__"))
         .order_by("-created_at", "-id")
     )
-    chains = _chains(combat, [a.table_roll for a in attacks])
+    # What ``reroll_refusal`` would look up for each card: a resolved attack's dice stay.
+    rerollable = {a.table_roll_id: a.damage_applied is None and not a.effect_decided for a in attacks}
+    # A player with a character in the fight has an approved one (else cards_for looks it up).
+    in_the_fight = any(perms.can_write_as_character(access, c.character) for c in combatants) or None
+    cards = cards_for(
+        [a.table_roll for a in attacks], access=access, user=user, has_character=in_the_fight, rerollable=rerollable
+    )
     for attack in attacks:
         attack.combat = combat
-        attack.table_roll.campaign = combat.campaign
         attack.attacker = by_id[attack.attacker_id]
         attack.target = by_id[attack.target_id]
-        attack.card = card_context(
-            attack.table_roll.latest,
-            table_roll=attack.table_roll,
-            user=user,
-            is_gm=access.is_gm,
-            is_player=access.is_player,
-            versions=chains[attack.table_roll.latest_id],
-        )
+        attack.card = cards[attack.table_roll_id]
         attack.hits = services.attack_hits(attack)
         attack.damage = services.attack_damage_for(attack) if attack.hits else None
         attack.effect = services.attack_effect_for(attack) if access.is_gm else None
         pending = combat.ended_at is None and attack.damage_applied is None and attack.hits
-        attack.can_shift_up = pending and _owns_side(access, attack.attacker)
-        attack.can_shift_down = pending and _owns_side(access, attack.target)
+        attack.can_shift_up = pending and perms.can_play_character(access, attack.attacker.character)
+        attack.can_shift_down = pending and perms.can_play_character(access, attack.target.character)
         attack.can_apply = access.is_gm and attack.damage_applied is None and attack.damage is not None
         if attack.effect is not None:
             proposed = attack.target if attack.effect.kind == "secuela temporal" else attack.attacker
             attack.effect_character = proposed.character
     return attacks
-
-
-def _chains(combat: Combat, table_rolls: list[TableRoll]) -> dict[int, list[RollEntry]]:
-    """Each roll's versions, oldest first, in at most one query: the re-rolls
-    logged between the first re-rolled attack and the last version."""
-    entries = [tr.first for tr in table_rolls] + [tr.latest for tr in table_rolls]
-    rerolled = [tr for tr in table_rolls if tr.latest_id != tr.first_id]
-    if rerolled:
-        low = min(tr.first.seq for tr in rerolled)
-        high = max(tr.latest.seq for tr in rerolled)
-        entries += RollEntry.objects.filter(
-            campaign=combat.campaign, parent__isnull=False, seq__gt=low, seq__lt=high
-        ).select_related("user")
-    return chains_by_latest(entries)
-
-
-def _owns_side(access: Access, combatant: Combatant) -> bool:
-    character = combatant.character
-    return access.is_gm or (access.is_player and not character.is_npc and character.owner_id == access.user.pk)
 
 
 def _context(request: HttpRequest, scene: Scene, access: Access, **extra) -> dict:
@@ -267,13 +223,6 @@ def _context(request: HttpRequest, scene: Scene, access: Access, **extra) -> dic
         context["start_form"] = CombatStartForm(campaign=scene.campaign)
     context.update(extra)
     return context
-
-
-def _page_or_fragment(request: HtmxHttpRequest, fragment: str, context: dict) -> HttpResponse:
-    wants_fragment = request.htmx and not request.htmx.history_restore_request
-    response = render(request, f"{TEMPLATE}#{fragment}" if wants_fragment else TEMPLATE, context)
-    patch_vary_headers(response, ("HX-Request",))
-    return response
 
 
 def _done(request: HtmxHttpRequest, scene: Scene, access: Access, fragment: str, error: str = "") -> HttpResponse:
@@ -317,8 +266,8 @@ def _attack(scene: Scene, attack_id: int) -> Attack:
 @require_safe
 def combat_detail(request: HtmxHttpRequest, slug: str, scene_id: int) -> HttpResponse:
     """The scene's combat: tracker, attack form, attacks with their cards."""
-    scene, access = _scene_for(request, slug, scene_id)
-    return _page_or_fragment(request, "combat-board", _context(request, scene, access))
+    scene, access = scene_for(request, slug, scene_id)
+    return page_or_fragment(request, TEMPLATE, "combat-board", _context(request, scene, access))
 
 
 @login_required
@@ -332,9 +281,7 @@ def combat_start(request: HtmxHttpRequest, slug: str, scene_id: int) -> HttpResp
         except ValidationError as exc:
             form.add_error(None, exc)
     if form.errors:
-        if request.htmx:
-            return render(request, f"{TEMPLATE}#combat-board", _context(request, scene, access, start_form=form))
-        return render(request, TEMPLATE, _context(request, scene, access, start_form=form))
+        return page_or_fragment(request, TEMPLATE, "combat-board", _context(request, scene, access, start_form=form))
     return _done(request, scene, access, "combat-board")
 
 
@@ -459,7 +406,7 @@ def combatant_state(request: HtmxHttpRequest, slug: str, scene_id: int, combatan
 @login_required
 @require_POST
 def attack_create(request: HtmxHttpRequest, slug: str, scene_id: int, combat_id: int) -> HttpResponse:
-    scene, access = _scene_for(request, slug, scene_id)
+    scene, access = scene_for(request, slug, scene_id)
     combat = _open_combat(scene, combat_id)
     combatants = _combatants(combat)
     attackers = [c for c in combatants if services.can_attack_with(access, c)]
@@ -484,18 +431,15 @@ def attack_create(request: HtmxHttpRequest, slug: str, scene_id: int, combat_id:
             if request.htmx:
                 return render(request, f"{TEMPLATE}#combat-board", _context(request, scene, access))
             return redirect(f"{services.combat_url(combat)}#attack-{attack.pk}")
-    context = _context(request, scene, access, attack_form=form)
-    if request.htmx:
-        return render(request, f"{TEMPLATE}#combat-board", context)
-    return render(request, TEMPLATE, context)
+    return page_or_fragment(request, TEMPLATE, "combat-board", _context(request, scene, access, attack_form=form))
 
 
 @login_required
 @require_POST
 def attack_shift(request: HtmxHttpRequest, slug: str, scene_id: int, attack_id: int) -> HttpResponse:
-    scene, access = _scene_for(request, slug, scene_id)
-    if not (access.is_gm or access.is_player):
-        raise PermissionDenied(_("Solo los jugadores y la dirección activan aspectos."))
+    scene, access = scene_for(
+        request, slug, scene_id, need=perms.can_play, denied=_("Solo los jugadores y la dirección activan aspectos.")
+    )
     attack = _attack(scene, attack_id)
     form = ShiftForm(request.POST)
     error = ""

@@ -11,23 +11,23 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.core.paginator import Paginator
-from django.db.models import Prefetch, Q
-from django.http import Http404, HttpRequest, HttpResponse
-from django.shortcuts import get_object_or_404, redirect, render
+from django.db.models import Prefetch
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect
 from django.urls import reverse
-from django.utils.cache import patch_vary_headers
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST, require_safe
 from django_htmx.http import HttpResponseClientRedirect
-from django_htmx.middleware import HtmxDetails
 
 from campaigns import permissions as perms
 from campaigns.models import Campaign, Scene
-from campaigns.permissions import Access, campaign_access
+from campaigns.permissions import Access
+from hitos_site.htmx import HtmxHttpRequest, page_or_fragment
 from rolls import horror, opposed
-from rolls.cards import card_context, chains_by_latest
+from rolls.access import scene_for
+from rolls.cards import activations_prefetch, cards_for
 from rolls.forms_horror import ExposureRollForm, HorrorStartForm, OpposedStartForm
-from rolls.models import Activation, HorrorExposure, HorrorTest, OpposedRoll, RollEntry, TableRoll
+from rolls.models import HorrorExposure, HorrorTest, OpposedRoll
 from rules.hitos import Opposed
 from sheets.models import Character, Skill
 
@@ -35,39 +35,10 @@ HORROR_PAGE_SIZE = 10
 OPPOSED_PAGE_SIZE = 20
 
 
-class HtmxHttpRequest(HttpRequest):
-    htmx: HtmxDetails
-
-
-def _scene_for(request: HttpRequest, slug: str, scene_id: int, *, gm: bool = False) -> tuple[Scene, Access]:
-    """The scene if the user may read it (404 otherwise); with ``gm`` the
-    user must also run the campaign (403)."""
-    campaign = get_object_or_404(Campaign.objects.select_related("gm"), slug=slug)
-    access = campaign_access(request.user, campaign)
-    if not perms.can_view_campaign(access):
-        raise Http404
-    scene = get_object_or_404(perms.visible_scenes(access), pk=scene_id)
-    scene.campaign = campaign
-    if gm and not access.is_gm:
-        raise PermissionDenied(_("Solo la dirección de la partida puede hacer esto."))
-    return scene, access
-
-
-def _render(request: HtmxHttpRequest, template: str, fragment: str, context: dict, *, status: int = 200):
-    """The fragment for an htmx swap (not for a history restore), the page otherwise."""
-    wants_fragment = request.htmx and not request.htmx.history_restore_request
-    response = render(request, f"{template}#{fragment}" if wants_fragment else template, context, status=status)
-    patch_vary_headers(response, ("HX-Request",))
-    return response
-
-
 def _candidates(campaign: Campaign):
     """Who the GM may expose or oppose: approved PCs and the campaign's NPCs."""
     return (
-        Character.objects.filter(campaign=campaign)
-        .filter(Q(kind=Character.Kind.NPC) | Q(kind=Character.Kind.PC, status=Character.Status.APPROVED))
-        .select_related("campaign")
-        .order_by("kind", "name", "pk")
+        Character.objects.filter(campaign=campaign).in_play().select_related("campaign").order_by("kind", "name", "pk")
     )
 
 
@@ -82,39 +53,6 @@ def _after_start(request: HtmxHttpRequest, url: str) -> HttpResponse:
 # --- horror ----------------------------------------------------------------------------
 
 
-def _activations(prefix: str) -> Prefetch:
-    """The activations a roll card's actions read (``rolls/_roll_actions.html``)."""
-    return Prefetch(
-        f"{prefix}activations",
-        queryset=Activation.objects.select_related("activator", "activator_character").order_by("pk"),
-    )
-
-
-def _cards(table_rolls: list[TableRoll], access: Access, scene: Scene) -> dict[int, dict]:
-    """The card context of each table roll, by id, in at most one query: the
-    versions between a re-rolled card's first roll and its latest."""
-    entries = [tr.first for tr in table_rolls] + [tr.latest for tr in table_rolls]
-    rerolled = [tr for tr in table_rolls if tr.latest_id != tr.first_id]
-    if rerolled:
-        low = min(tr.first.seq for tr in rerolled)
-        high = max(tr.latest.seq for tr in rerolled)
-        entries += RollEntry.objects.filter(
-            campaign=scene.campaign, parent__isnull=False, seq__gt=low, seq__lt=high
-        ).select_related("user")
-    chains = chains_by_latest(entries)
-    return {
-        tr.pk: card_context(
-            tr.latest,
-            table_roll=tr,
-            user=access.user,
-            is_gm=access.is_gm,
-            is_player=access.is_player,
-            versions=chains[tr.latest_id],
-        )
-        for tr in table_rolls
-    }
-
-
 def _horror_tests(scene: Scene):
     exposures = HorrorExposure.objects.select_related(
         "character__campaign",
@@ -122,7 +60,7 @@ def _horror_tests(scene: Scene):
         "table_roll__latest__user",
         "table_roll__owner",
         "table_roll__character",
-    ).prefetch_related("character__skills", _activations("table_roll__"))
+    ).prefetch_related("character__skills", activations_prefetch("table_roll__"))
     return HorrorTest.objects.filter(scene=scene).prefetch_related(Prefetch("exposures", queryset=exposures))
 
 
@@ -130,7 +68,7 @@ def _decorate_tests(tests, access: Access, scene: Scene, errors: dict[int, str] 
     """What each exposure shows and whether the user may roll it (decided here)."""
     errors = errors or {}
     rolled = [e.table_roll for test in tests for e in test.exposures.all() if e.table_roll]
-    cards = _cards(rolled, access, scene)
+    cards = cards_for(rolled, access=access)
     for test in tests:
         test.scene = scene
         test.campaign = scene.campaign
@@ -149,8 +87,6 @@ def _decorate_tests(tests, access: Access, scene: Scene, errors: dict[int, str] 
                 and not exposure.character.is_npc
                 and exposure.character.owner_id == access.user.pk
             )
-            if exposure.table_roll:
-                exposure.table_roll.campaign = scene.campaign
             exposure.outcome = horror.exposure_outcome(exposure)
             exposure.card = cards.get(exposure.table_roll_id)
 
@@ -173,15 +109,17 @@ def _horror_context(request: HttpRequest, access: Access, scene: Scene, *, form=
 @require_safe
 def horror_page(request: HtmxHttpRequest, slug: str, scene_id: int) -> HttpResponse:
     """The scene's horror tests, newest first, with the GM's start form."""
-    scene, access = _scene_for(request, slug, scene_id)
-    return _render(request, "rolls/horror.html", "horror-board", _horror_context(request, access, scene))
+    scene, access = scene_for(request, slug, scene_id)
+    return page_or_fragment(request, "rolls/horror.html", "horror-board", _horror_context(request, access, scene))
 
 
 @login_required
 @require_POST
 def horror_start(request: HtmxHttpRequest, slug: str, scene_id: int) -> HttpResponse:
     """The GM exposes characters to a level of horror (H78–H81)."""
-    scene, access = _scene_for(request, slug, scene_id, gm=True)
+    scene, access = scene_for(
+        request, slug, scene_id, need=perms.can_manage, denied=_("Solo la dirección de la partida puede hacer esto.")
+    )
     form = HorrorStartForm(request.POST, characters=_candidates(scene.campaign))
     if form.is_valid():
         try:
@@ -198,14 +136,16 @@ def horror_start(request: HtmxHttpRequest, slug: str, scene_id: int) -> HttpResp
             messages.success(request, _("Prueba de horror preparada: cada personaje ya puede tirar Entereza."))
             return _after_start(request, reverse("rolls:horror", args=[scene.campaign.slug, scene.pk]))
     # Nothing typed is lost: the form comes back with its errors (200, so htmx swaps it).
-    return _render(request, "rolls/horror.html", "horror-board", _horror_context(request, access, scene, form=form))
+    return page_or_fragment(
+        request, "rolls/horror.html", "horror-board", _horror_context(request, access, scene, form=form)
+    )
 
 
 @login_required
 @require_POST
 def horror_roll(request: HtmxHttpRequest, slug: str, scene_id: int, exposure_id: int) -> HttpResponse:
     """A character's Entereza test against its exposure, once (H78, H80)."""
-    scene, access = _scene_for(request, slug, scene_id)
+    scene, access = scene_for(request, slug, scene_id)
     exposure = get_object_or_404(
         HorrorExposure.objects.select_related("test", "character"), pk=exposure_id, test__scene=scene
     )
@@ -230,9 +170,7 @@ def horror_roll(request: HtmxHttpRequest, slug: str, scene_id: int, exposure_id:
         _decorate_tests([test], access, scene, errors)
         row = next(e for e in test.exposures.all() if e.pk == exposure.pk)
         context = {"exposure": row, "test": test, "campaign": scene.campaign, "scene": scene, "access": access}
-        response = render(request, "rolls/horror.html#horror-exposure", context)
-        patch_vary_headers(response, ("HX-Request",))
-        return response
+        return page_or_fragment(request, "rolls/horror.html", "horror-exposure", context)
     if errors:
         messages.error(request, errors[exposure.pk])
     else:
@@ -256,15 +194,15 @@ def _opposed_rounds(scene: Scene):
             "second__character",
             "second__owner",
         )
-        .prefetch_related(_activations("first__"), _activations("second__"))
+        .prefetch_related(activations_prefetch("first__"), activations_prefetch("second__"))
     )
 
 
 def _decorate_chains(chains, access: Access, scene: Scene) -> None:
     rolls = [tr for chain in chains for row in chain for tr in (row.first, row.second)]
-    for table_roll in rolls:
-        table_roll.campaign = scene.campaign
-    cards = _cards(rolls, access, scene)
+    # What ``reroll_refusal`` would look up for each card: only the last round of a chain is re-rolled.
+    rerollable = {tr: row is chain[-1] for chain in chains for row in chain for tr in (row.first_id, row.second_id)}
+    cards = cards_for(rolls, access=access, rerollable=rerollable)
     for chain in chains:
         for row in chain:
             row.first_card = cards[row.first_id]
@@ -311,15 +249,17 @@ def _opposed_form(scene: Scene, data=None) -> OpposedStartForm:
 @require_safe
 def opposed_page(request: HtmxHttpRequest, slug: str, scene_id: int) -> HttpResponse:
     """The scene's opposed rolls, newest first, with their tie-breaks (H9)."""
-    scene, access = _scene_for(request, slug, scene_id)
-    return _render(request, "rolls/opposed.html", "opposed-board", _opposed_context(request, access, scene))
+    scene, access = scene_for(request, slug, scene_id)
+    return page_or_fragment(request, "rolls/opposed.html", "opposed-board", _opposed_context(request, access, scene))
 
 
 @login_required
 @require_POST
 def opposed_start(request: HtmxHttpRequest, slug: str, scene_id: int) -> HttpResponse:
     """The GM has two characters roll against each other (H9)."""
-    scene, access = _scene_for(request, slug, scene_id, gm=True)
+    scene, access = scene_for(
+        request, slug, scene_id, need=perms.can_manage, denied=_("Solo la dirección de la partida puede hacer esto.")
+    )
     form = _opposed_form(scene, request.POST)
     if form.is_valid():
         first, second = form.cleaned_data["sides"]
@@ -338,4 +278,6 @@ def opposed_start(request: HtmxHttpRequest, slug: str, scene_id: int) -> HttpRes
         else:
             messages.success(request, _("Tirada enfrentada hecha y firmada."))
             return _after_start(request, reverse("rolls:opposed", args=[scene.campaign.slug, scene.pk]))
-    return _render(request, "rolls/opposed.html", "opposed-board", _opposed_context(request, access, scene, form=form))
+    return page_or_fragment(
+        request, "rolls/opposed.html", "opposed-board", _opposed_context(request, access, scene, form=form)
+    )

@@ -56,6 +56,13 @@ class CharacterQuerySet(models.QuerySet):
         """Sheets waiting for the GM's review (the dashboard's "pending sheets")."""
         return self.filter(status=Character.Status.SUBMITTED)
 
+    def in_play(self):
+        """Who takes part at the table (combat, horror, opposed rolls): the
+        approved player characters and the NPCs (``Character.is_in_play``)."""
+        return self.filter(
+            models.Q(kind=Character.Kind.NPC) | models.Q(kind=Character.Kind.PC, status=Character.Status.APPROVED)
+        )
+
     def player_characters(self):
         return self.filter(kind=Character.Kind.PC)
 
@@ -221,6 +228,10 @@ class Character(models.Model):
     @property
     def degeneracion_text(self) -> str:
         return degeneracion_description(self.degeneracion)
+
+    def is_in_play(self, campaign) -> bool:
+        """In ``campaign``'s ``in_play()`` set, without a query."""
+        return self.campaign_id == campaign.pk and (self.is_npc or self.status == self.Status.APPROVED)
 
     @property
     def is_editable_by_owner(self) -> bool:

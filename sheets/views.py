@@ -23,12 +23,11 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.text import slugify
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
-from django.views.decorators.vary import vary_on_headers
-from django_htmx.middleware import HtmxDetails
 
 from campaigns.models import Campaign, SceneAspect, System
 from campaigns.models import Scene as CampaignScene
 from campaigns.permissions import Access, campaign_access, can_view_campaign, visible_scenes
+from hitos_site.htmx import HtmxHttpRequest, page_or_fragment, wants_fragment
 from rules.hitos_health import STATE_LABELS, HealthState, MentalState
 from sheets import permissions as perms
 from sheets import services
@@ -57,10 +56,6 @@ from sheets.models import CHARACTERISTIC_FIELDS, Aspect, CampaignSheetOptions, C
 
 HISTORY_PAGE_SIZE = 50
 NPC_HIDDEN_SCORES = ("entereza", "estabilidad")
-
-
-class HtmxHttpRequest(HttpRequest):
-    htmx: HtmxDetails
 
 
 # --- access helpers -------------------------------------------------------------
@@ -171,12 +166,6 @@ def _scene_aspects(access: Access) -> list[SceneAspect]:
     )
 
 
-def _fragment(request: HtmxHttpRequest) -> bool:
-    """Whether to answer with a fragment: an htmx request that is not
-    restoring history (which needs the whole page)."""
-    return bool(request.htmx) and not request.htmx.history_restore_request
-
-
 def _stored_preview(character: Character) -> dict:
     return {"scores": character.scores, "warnings": services.sheet_warnings(character)}
 
@@ -184,7 +173,6 @@ def _stored_preview(character: Character) -> dict:
 # --- list, options, session and scene ---------------------------------------------------
 
 
-@vary_on_headers("HX-Request")
 @require_GET
 def sheet_list(request: HtmxHttpRequest, slug: str) -> HttpResponse:
     campaign, access, options = _campaign_for(request, slug)
@@ -210,8 +198,7 @@ def sheet_list(request: HtmxHttpRequest, slug: str) -> HttpResponse:
         if access.is_gm
         else [],
     }
-    template = "sheets/sheet_list.html#sheet-table" if _fragment(request) else "sheets/sheet_list.html"
-    return render(request, template, context)
+    return page_or_fragment(request, "sheets/sheet_list.html", "sheet-table", context)
 
 
 @login_required
@@ -369,21 +356,19 @@ def _npc_edit(request: HtmxHttpRequest, character: Character, access: Access) ->
 # --- the sheet -------------------------------------------------------------------
 
 
-@vary_on_headers("HX-Request")
 @require_GET
 def sheet_detail(request: HtmxHttpRequest, slug: str, character_id: int) -> HttpResponse:
     character, access, options = _sheet_for(request, slug, character_id)
     context = _detail_context(access, character, options)
-    if _fragment(request):
-        return render(request, "sheets/sheet_detail.html#sheet-meters", context)
-    context["scene_aspects"] = _scene_aspects(access)
-    if context["can_notes"]:
-        context["notes_form"] = NotesForm(
-            initial={f: getattr(character, f) for f in ("private_notes", "public_description", "gm_notes")},
-            is_gm=access.is_gm,
-            description_allowed=options.players_edit_description,
-        )
-    return render(request, "sheets/sheet_detail.html", context)
+    if not wants_fragment(request):
+        context["scene_aspects"] = _scene_aspects(access)
+        if context["can_notes"]:
+            context["notes_form"] = NotesForm(
+                initial={f: getattr(character, f) for f in ("private_notes", "public_description", "gm_notes")},
+                is_gm=access.is_gm,
+                description_allowed=options.players_edit_description,
+            )
+    return page_or_fragment(request, "sheets/sheet_detail.html", "sheet-meters", context)
 
 
 @login_required
@@ -445,10 +430,9 @@ def _play_response(request: HtmxHttpRequest, access, character, options, partial
         return redirect(character)
     character = _reload(character)
     context = _detail_context(access, character, options, **forms)
-    if request.htmx:
-        return render(request, f"sheets/sheet_detail.html#{partial}", context)
-    context["scene_aspects"] = _scene_aspects(access)
-    return render(request, "sheets/sheet_detail.html", context)
+    if not wants_fragment(request):
+        context["scene_aspects"] = _scene_aspects(access)
+    return page_or_fragment(request, "sheets/sheet_detail.html", partial, context)
 
 
 @login_required
@@ -549,15 +533,13 @@ def aspect_update(request: HtmxHttpRequest, slug: str, character_id: int, aspect
 
 
 @login_required
-@vary_on_headers("HX-Request")
 @require_GET
 def sheet_history(request: HtmxHttpRequest, slug: str, character_id: int) -> HttpResponse:
     character, access, _options = _sheet_for(request, slug, character_id, need=perms.can_see_private)
     events = SheetEvent.objects.filter(character=character).select_related("actor", "post")
     page_obj = Paginator(events, HISTORY_PAGE_SIZE).get_page(request.GET.get("pagina"))
     context = {"campaign": character.campaign, "character": character, "page_obj": page_obj}
-    template = "sheets/sheet_history.html#history-entries" if _fragment(request) else "sheets/sheet_history.html"
-    return render(request, template, context)
+    return page_or_fragment(request, "sheets/sheet_history.html", "history-entries", context)
 
 
 @login_required

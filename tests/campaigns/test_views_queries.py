@@ -57,8 +57,8 @@ def _busy_scene(table, n: int):
 # the page of posts, the chosen recipients, the aspects, the read marker (read,
 # first unread, move forward); those who may write also for the form's
 # characters and members. Since table play (issue 7) everyone also pays for
-# the page's roll entries (one query, however many posts have rolls; pages
-# with rolls add their table rolls and activations, see tests/play); writers
+# the page's table rolls (one query, however many posts have rolls; pages
+# with rolls add their activations and re-rolls, see tests/play); writers
 # for their characters' skills (the roll rows) and their open roll requests,
 # the GM for the NPC sheets and the scene's open requests instead.
 SCENE_QUERIES = {"gm": 18, "player": 19, "other": 16, "reader": 17, "outsider": 11, "anonymous": 7}

@@ -503,12 +503,7 @@ def test_the_owner_sees_the_answer_buttons_on_the_card(play, roll):
     response = client_for(play.ana).get(positive_url(roll))
     # The form page links back; the card itself is rendered by the scene page.
     assert response.status_code == 200
-    fresh = TableRoll.objects.prefetch_related("activations").get(pk=roll.pk)
-    from django.template.loader import render_to_string
-
-    html = render_to_string(
-        "rolls/_roll_actions.html", {"table_roll": fresh, "user": play.ana, "is_player": True, "is_gm": False}
-    )
+    html = _actions_html(play, play.ana, [roll])[0]
     assert "Aceptar (+1 punto)" in html and "Cancelar (−1 punto)" in html
     assert "Activar aspecto" not in html
 
@@ -529,21 +524,69 @@ def test_settle_view_before_and_after_the_deadline(play, roll, monkeypatch):
     assert activation.status == Activation.Status.ACCEPTED
 
 
-def test_actions_partial_makes_no_queries_beyond_the_prefetch(play, django_assert_num_queries):
+def _loaded(rolls):
+    """The rolls as a page loads them for ``cards_for``."""
+    from rolls.cards import activations_prefetch
+
+    return list(
+        TableRoll.objects.filter(pk__in=[r.pk for r in rolls])
+        .select_related("character", "owner", "first__user", "latest__user")
+        .prefetch_related(activations_prefetch())
+        .order_by("pk")
+    )
+
+
+def _actions_html(play, user, rolls) -> list[str]:
+    """Each roll's actions, rendered through ``cards_for`` as the pages do."""
     from django.template.loader import render_to_string
 
-    from rolls.views_activations import activations_prefetch
+    from campaigns.permissions import campaign_access
+    from rolls.cards import cards_for
+
+    cards = cards_for(_loaded(rolls), access=campaign_access(user, play.campaign))
+    return [render_to_string("rolls/_roll_actions.html", {"card": cards[r.pk]}) for r in rolls]
+
+
+@pytest.mark.parametrize("pending", [True, False], ids=["pending", "idle"])
+def test_actions_partial_makes_no_queries_beyond_the_prefetch(play, pending, django_assert_num_queries):
+    from django.template.loader import render_to_string
+
+    from campaigns.permissions import campaign_access
+    from rolls.cards import cards_for
 
     rolls = [roll_for(play) for _ in range(3)]
-    for one in rolls:
-        negative_by_gm(play, one)
-    loaded = list(TableRoll.objects.filter(pk__in=[r.pk for r in rolls]).prefetch_related(activations_prefetch()))
+    if pending:
+        for one in rolls:
+            negative_by_gm(play, one)
+    loaded = _loaded(rolls)
+    access = campaign_access(play.gm, play.campaign)
+    # The GM needs no approved character: the cards and their actions cost nothing more.
     with django_assert_num_queries(0):
+        cards = cards_for(loaded, access=access)
         for one in loaded:
-            html = render_to_string(
-                "rolls/_roll_actions.html", {"table_roll": one, "user": play.gm, "is_gm": True, "is_player": False}
-            )
-            assert "La dirección activa" in html
+            html = render_to_string("rolls/_roll_actions.html", {"card": cards[one.pk]})
+            if pending:
+                assert "La dirección activa" in html and "Activar en contra" not in html
+            else:
+                assert "La dirección activa" not in html and "Activar en contra" in html
+                # The GM does not activate in favour of a player's roll.
+                assert "Activar aspecto" not in html
+
+
+def test_a_page_of_cards_looks_up_a_players_characters_once(play, django_assert_num_queries):
+    from campaigns.permissions import campaign_access
+    from rolls.cards import cards_for
+
+    # Inés's rolls, seen by Bruno: helping or acting against needs his approved character.
+    loaded = _loaded([roll_for(play) for _ in range(3)])
+    access = campaign_access(play.bruno, play.campaign)
+    with django_assert_num_queries(1):
+        cards = cards_for(loaded, access=access)
+    assert all(c["can_activate_positive"] and c["can_activate_negative"] for c in cards.values())
+    # A page that already knows (the post form loads the player's characters) is believed.
+    with django_assert_num_queries(0):
+        cards = cards_for(loaded, access=access, has_character=False)
+    assert not any(c["can_activate_positive"] or c["can_activate_negative"] for c in cards.values())
 
 
 def test_players_get_no_positive_button_on_an_npc_roll(play):
@@ -563,7 +606,7 @@ def test_players_get_no_positive_button_on_an_npc_roll(play):
         client_seed=client_seed(),
     )
     context = card_context(npc_roll.latest, table_roll=npc_roll, user=play.ana, is_gm=False, is_player=True)
-    html = render_to_string("rolls/_roll_card.html", context)
+    html = render_to_string("rolls/_roll_card.html", {"card": context})
     assert "Activar aspecto" not in html and "Activar en contra" in html
 
 

@@ -301,8 +301,8 @@ def _posts_with_rolls(play: Play, n: int) -> None:
 @pytest.mark.parametrize("n", [2, 9])
 def test_the_scene_page_query_count_is_constant_as_posts_with_rolls_grow(play, django_assert_max_num_queries, n):
     _posts_with_rolls(play, n)
-    # The page's roll entries, table rolls and their activations: three
-    # queries on top of the scene page's own (tests/campaigns/test_views_queries.py).
+    # The page's table rolls, their activations and the re-rolls' versions:
+    # three queries on top of the scene page's own (tests/campaigns/test_views_queries.py).
     # The GM's first visit also writes their read marker (a savepoint round trip).
     for user, bound in ((play.gm, 23), (play.ana, 20), (play.reader, 19), (None, 9)):
         client = client_for(user)

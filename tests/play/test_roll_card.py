@@ -32,7 +32,9 @@ def _roll(play: Play, *, difficulty=15, hidden=False, purpose="Cruzar el jardín
 
 def _card(table_roll: TableRoll, user) -> str:
     table_roll = TableRoll.objects.select_related("latest", "campaign").get(pk=table_roll.pk)
-    return render_to_string("rolls/_roll_card.html", card_context(table_roll.latest, table_roll=table_roll, user=user))
+    return render_to_string(
+        "rolls/_roll_card.html", {"card": card_context(table_roll.latest, table_roll=table_roll, user=user)}
+    )
 
 
 def test_the_card_shows_dice_letters_the_kept_die_total_difficulty_and_margin(play):

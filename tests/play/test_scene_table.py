@@ -28,5 +28,6 @@ def test_a_player_sees_their_drama_points_and_the_gm_the_pool(play):
 
 
 def test_anonymous_readers_see_no_drama_link(play):
-    html = client_for(None).get(reverse("campaigns:scene-detail", args=[play.campaign.slug, play.scene.pk]))
-    assert reverse("rolls:drama", args=[play.campaign.slug]) not in html.content.decode()
+    response = client_for(None).get(reverse("campaigns:scene-detail", args=[play.campaign.slug, play.scene.pk]))
+    assert response.status_code == 200
+    assert reverse("rolls:drama", args=[play.campaign.slug]) not in response.content.decode()

@@ -7,7 +7,7 @@ whether a hidden difficulty may be shown): the template only prints it.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from django.contrib.auth.models import AnonymousUser
@@ -17,7 +17,7 @@ from django.db.models import Prefetch
 from campaigns.permissions import Access, Standing, campaign_access
 from rolls import activations
 from rolls.models import Activation, RollEntry, TableRoll
-from rolls.table import reroll_refusal
+from rolls.table import reroll_refusal, reroll_refusals
 from rules import hitos
 from sheets.models import Character
 
@@ -311,16 +311,14 @@ def cards_for(
     access: Access,
     user=None,
     has_character: bool | None = None,
-    rerollable: Mapping[int, bool] | None = None,
 ) -> dict[int, dict[str, Any]]:
     """The card of each table roll of a page, by the table roll's id, in a
     constant number of queries: the rolls come with ``first`` and
     ``latest`` (and their ``user``), ``character`` and ``activations_prefetch()``;
     this adds at most one query for the re-rolls' versions and one for
     whether a player has an approved character (unless ``has_character``
-    says it). ``rerollable`` is ``reroll_refusal``'s answer, by table roll
-    id, for the attacks and opposed rolls (for which it would look something
-    up on each card): the page already knows it."""
+    says it), and at most two for whether attacks and opposed rolls may
+    still be re-rolled (``rolls.table.reroll_refusals``)."""
     table_rolls = list(table_rolls)
     if not table_rolls:
         return {}
@@ -330,7 +328,7 @@ def cards_for(
         table_roll.campaign = campaign
     chains = _chains(table_rolls, campaign)
     known = _has_character(user, campaign) if has_character is None else _known(has_character)
-    rerollable = rerollable or {}
+    refusals = reroll_refusals(table_rolls)
     return {
         tr.pk: card_context(
             tr.latest,
@@ -340,7 +338,7 @@ def cards_for(
             is_player=access.is_player,
             access=access,
             has_character=known,
-            can_reroll=rerollable[tr.pk] if tr.pk in rerollable else reroll_refusal(tr) is None,
+            can_reroll=refusals[tr.pk] is None,
             versions=chains[tr.latest_id],
         )
         for tr in table_rolls

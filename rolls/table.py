@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 from django.core.exceptions import ValidationError
 from django.db import transaction
+from django.db.models import Q
 from django.utils.translation import gettext as _
 
 from campaigns.models import Campaign
@@ -194,29 +195,58 @@ def lock_table_roll(table_roll: TableRoll) -> TableRoll:
     )
 
 
-def reroll_refusal(table_roll: TableRoll) -> str | None:
-    """Why the roll may no longer be re-rolled (a Spanish message), or None.
+def reroll_refusals(table_rolls: Iterable[TableRoll]) -> dict[int, str | None]:
+    """Why each roll may no longer be re-rolled (a Spanish message), or None,
+    by table roll id, in at most three queries however many rolls:
+
+    - horror exposures never (Q11: aspects shift the level instead);
+    - initiative never (the combat's order was settled from those dice, H40);
+    - an attack once its damage is applied or its effect decided;
+    - an opposed roll when a tie-break round followed it.
 
     Every re-roll goes through ``table_reroll``, which asks this first; the
-    activation forms ask it too, before anyone pays for anything."""
-    kind = table_roll.kind
-    if kind == TableRollKind.HORROR:
-        # Q11 — in a horror exposure the aspects shift the level instead.
-        return _("En una prueba de horror los aspectos no repiten dados: mueven el nivel de horror.")
-    if kind == TableRollKind.INITIATIVE:
-        # The combat's order was settled from these dice (H40); re-reading
-        # them later would reshuffle a fight already under way.
-        return _("La iniciativa ya ordenó el combate: no se repite con aspectos.")
-    if kind == TableRollKind.ATTACK:
-        attack = Attack.objects.filter(table_roll=table_roll).values("damage_applied", "effect_decided").first()
-        if attack and (attack["damage_applied"] is not None or attack["effect_decided"]):
-            return _("El daño de este ataque ya está resuelto: la tirada no se puede repetir.")
-    if kind == TableRollKind.OPPOSED:
-        from rolls import opposed  # opposed rolls its rounds with this module
+    activation forms and the roll cards ask it too."""
+    from rolls.models import OpposedRoll
 
-        if not opposed.is_last_round(table_roll):
-            return _("Ese empate ya se deshizo con nuevas tiradas: actúa sobre la última ronda.")
-    return None
+    table_rolls = list(table_rolls)
+    refusals: dict[int, str | None] = {tr.pk: None for tr in table_rolls}
+    attacks = [tr.pk for tr in table_rolls if tr.kind == TableRollKind.ATTACK]
+    opposed = [tr.pk for tr in table_rolls if tr.kind == TableRollKind.OPPOSED]
+    resolved = set()
+    if attacks:
+        resolved = set(
+            Attack.objects.filter(table_roll__in=attacks)
+            .filter(Q(damage_applied__isnull=False) | Q(effect_decided=True))
+            .values_list("table_roll_id", flat=True)
+        )
+    superseded = set()
+    if opposed:
+        rounds = list(
+            OpposedRoll.objects.filter(Q(first__in=opposed) | Q(second__in=opposed)).values_list(
+                "pk", "first_id", "second_id"
+            )
+        )
+        followed = set(
+            OpposedRoll.objects.filter(tiebreak_of__in=[pk for pk, _a, _b in rounds]).values_list(
+                "tiebreak_of_id", flat=True
+            )
+        )
+        superseded = {side for pk, first, second in rounds if pk in followed for side in (first, second)}
+    for tr in table_rolls:
+        if tr.kind == TableRollKind.HORROR:
+            refusals[tr.pk] = _("En una prueba de horror los aspectos no repiten dados: mueven el nivel de horror.")
+        elif tr.kind == TableRollKind.INITIATIVE:
+            refusals[tr.pk] = _("La iniciativa ya ordenó el combate: no se repite con aspectos.")
+        elif tr.pk in resolved:
+            refusals[tr.pk] = _("El daño de este ataque ya está resuelto: la tirada no se puede repetir.")
+        elif tr.pk in superseded:
+            refusals[tr.pk] = _("Ese empate ya se deshizo con nuevas tiradas: actúa sobre la última ronda.")
+    return refusals
+
+
+def reroll_refusal(table_roll: TableRoll) -> str | None:
+    """``reroll_refusals`` for one roll."""
+    return reroll_refusals([table_roll])[table_roll.pk]
 
 
 def table_reroll(

@@ -176,13 +176,9 @@ def _attack_rows(combat: Combat, combatants: list[Combatant], access: Access, us
         .prefetch_related(activations_prefetch("table_roll__"))
         .order_by("-created_at", "-id")
     )
-    # What ``reroll_refusal`` would look up for each card: a resolved attack's dice stay.
-    rerollable = {a.table_roll_id: a.damage_applied is None and not a.effect_decided for a in attacks}
     # A player with a character in the fight has an approved one (else cards_for looks it up).
     in_the_fight = any(perms.can_write_as_character(access, c.character) for c in combatants) or None
-    cards = cards_for(
-        [a.table_roll for a in attacks], access=access, user=user, has_character=in_the_fight, rerollable=rerollable
-    )
+    cards = cards_for([a.table_roll for a in attacks], access=access, user=user, has_character=in_the_fight)
     for attack in attacks:
         attack.combat = combat
         attack.attacker = by_id[attack.attacker_id]

@@ -200,9 +200,7 @@ def _opposed_rounds(scene: Scene):
 
 def _decorate_chains(chains, access: Access, scene: Scene) -> None:
     rolls = [tr for chain in chains for row in chain for tr in (row.first, row.second)]
-    # What ``reroll_refusal`` would look up for each card: only the last round of a chain is re-rolled.
-    rerollable = {tr: row is chain[-1] for chain in chains for row in chain for tr in (row.first_id, row.second_id)}
-    cards = cards_for(rolls, access=access, rerollable=rerollable)
+    cards = cards_for(rolls, access=access)
     for chain in chains:
         for row in chain:
             row.first_card = cards[row.first_id]

@@ -510,3 +510,17 @@ def test_damage_waits_while_an_activation_on_the_attack_is_pending(play, dice):
         combat_services.damage_apply(attack=made, access=access(play, play.gm))
         made.refresh_from_db()
         assert made.damage_applied == expected.total
+
+
+def test_reroll_refusals_reads_many_attacks_in_one_query(play, dice, django_assert_num_queries):
+    from rolls.table import reroll_refusals
+
+    fight = start(play)
+    dice.extend([[9, 9, 8], [9, 8, 7], [9, 7, 6]])
+    made = [attack(play, fight, play.tomas, play.npc) for _ in range(3)]
+    combat_services.damage_apply(attack=made[1], access=access(play, play.gm))
+    rolls = [a.table_roll for a in made]
+    with django_assert_num_queries(1):
+        refusals = reroll_refusals(rolls)
+    assert refusals[rolls[0].pk] is None and refusals[rolls[2].pk] is None
+    assert "ya está resuelto" in refusals[rolls[1].pk]

@@ -12,7 +12,7 @@ from typing import Any
 
 from django.contrib.auth.models import AnonymousUser
 from django.core.exceptions import PermissionDenied
-from django.db.models import Prefetch
+from django.db.models import Prefetch, Q
 
 from campaigns.permissions import Access, Standing, campaign_access
 from rolls import activations
@@ -293,14 +293,20 @@ def card_context(
 def _chains(table_rolls: list[TableRoll], campaign) -> dict[int, list[RollEntry]]:
     """Each roll's versions, oldest first, in at most one query: the re-rolls
     logged between the first re-rolled roll's first version and the last
-    re-rolled roll's latest (``first`` and ``latest`` are already loaded)."""
+    re-rolled roll's latest, of the same characters (a re-roll keeps its
+    roll's character), so other rolls of the campaign stay out
+    (``first`` and ``latest`` are already loaded)."""
     entries = [tr.first for tr in table_rolls] + [tr.latest for tr in table_rolls]
     rerolled = [tr for tr in table_rolls if tr.latest_id != tr.first_id]
     if rerolled:
         low = min(tr.first.seq for tr in rerolled)
         high = max(tr.latest.seq for tr in rerolled)
+        characters = {tr.character_id for tr in rerolled}
+        same_character = Q(character_id__in=characters - {None})
+        if None in characters:
+            same_character |= Q(character__isnull=True)
         entries += RollEntry.objects.filter(
-            campaign=campaign, parent__isnull=False, seq__gt=low, seq__lt=high
+            same_character, campaign=campaign, parent__isnull=False, seq__gt=low, seq__lt=high
         ).select_related("user")
     return chains_by_latest(entries)
 

@@ -1,0 +1,111 @@
+"""The forms of the combat page (``rolls.views_combat``)."""
+
+from __future__ import annotations
+
+from django import forms
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
+
+from campaigns.models import Campaign
+from rolls import combat as services
+from rolls.forms import MODIFIER_LIMIT, client_seed_field
+from rolls.models import Combat, Combatant
+
+
+class CombatStartForm(forms.Form):
+    characters = forms.ModelMultipleChoiceField(
+        label=gettext_lazy("Participantes"), queryset=None, widget=forms.CheckboxSelectMultiple
+    )
+
+    def __init__(self, *args, campaign: Campaign, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["characters"].queryset = services.combat_characters(campaign)
+
+
+class CombatantAddForm(forms.Form):
+    character = forms.ModelChoiceField(
+        label=gettext_lazy("Añadir participante"), queryset=None, empty_label=gettext_lazy("— elige un personaje —")
+    )
+
+    def __init__(self, *args, campaign: Campaign, combat: Combat, **kwargs):
+        super().__init__(*args, **kwargs)
+        taking_part = combat.combatants.values("character")
+        self.fields["character"].queryset = services.combat_characters(campaign).exclude(pk__in=taking_part)
+
+
+class DelayForm(forms.Form):
+    position = forms.IntegerField(label=gettext_lazy("Actúa en el puesto"), min_value=1, max_value=99, required=False)
+
+
+class CombatantStateForm(forms.Form):
+    all_out_defence = forms.BooleanField(label=gettext_lazy("Defensa total"), required=False)
+    defenceless = forms.BooleanField(label=gettext_lazy("Indefenso"), required=False)
+    out_of_combat = forms.BooleanField(label=gettext_lazy("Fuera de combate"), required=False)
+
+
+class AttackForm(forms.Form):
+    attacker = forms.TypedChoiceField(label=gettext_lazy("Atacante"), coerce=int)
+    target = forms.TypedChoiceField(label=gettext_lazy("Objetivo"), coerce=int)
+    weapon = forms.ChoiceField(label=gettext_lazy("Arma"))
+    modifier = forms.IntegerField(
+        label=gettext_lazy("Modificador"),
+        min_value=-MODIFIER_LIMIT,
+        max_value=MODIFIER_LIMIT,
+        required=False,
+        initial=0,
+    )
+    modifier_reason = forms.CharField(label=gettext_lazy("Motivo del modificador"), max_length=100, required=False)
+    client_seed = client_seed_field()
+
+    def __init__(self, *args, combatants: list[Combatant], attackers: list[Combatant], **kwargs):
+        super().__init__(*args, **kwargs)
+        self.combatants = {c.pk: c for c in combatants}
+        self.fields["attacker"].choices = [(c.pk, c.character.name) for c in attackers]
+        self.fields["target"].choices = [(c.pk, c.character.name) for c in combatants]
+        weapons = []
+        for combatant in attackers:
+            character = combatant.character
+            for weapon in character.weapons.all():
+                weapons.append((f"w{weapon.pk}", f"{character.name}: {weapon.name} ({weapon.damage_code})"))
+            if character.is_npc and character.damage_code:
+                label = _("Ataque habitual")
+                weapons.append((f"npc{combatant.pk}", f"{character.name}: {label} ({character.damage_code})"))
+        self.fields["weapon"].choices = weapons
+
+    def clean(self):
+        data = super().clean()
+        attacker = self.combatants.get(data.get("attacker"))
+        weapon = data.get("weapon", "")
+        if attacker is None or not weapon:
+            return data
+        data["attacker"] = attacker
+        data["target"] = self.combatants.get(data.get("target"))
+        if weapon == f"npc{attacker.pk}":
+            data["weapon"] = services.NPC_ATTACK
+        else:
+            found = next((w for w in attacker.character.weapons.all() if f"w{w.pk}" == weapon), None)
+            if found is None:
+                self.add_error("weapon", _("Esa arma no es de %(name)s.") % {"name": attacker.character.name})
+            data["weapon"] = found
+        return data
+
+    def extra(self) -> list[tuple[str, int]]:
+        value = self.cleaned_data.get("modifier") or 0
+        return [(self.cleaned_data.get("modifier_reason", ""), value)] if value else []
+
+
+class ShiftForm(forms.Form):
+    steps = forms.TypedChoiceField(
+        label=gettext_lazy("Daño"),
+        coerce=int,
+        choices=[(1, gettext_lazy("un nivel más")), (-1, gettext_lazy("un nivel menos"))],
+    )
+    aspect = forms.CharField(label=gettext_lazy("Aspecto activado"), max_length=200)
+
+
+class EffectForm(forms.Form):
+    decision = forms.ChoiceField(choices=[("confirm", "confirm"), ("dismiss", "dismiss")])
+    phrase = forms.CharField(label=gettext_lazy("Aspecto"), max_length=200, required=False)
+
+
+# --- access and context --------------------------------------------------------------

@@ -140,6 +140,16 @@ def _message(exc: ValidationError) -> str:
     return " ".join(exc.messages)
 
 
+def _attempt(action, **kwargs) -> str:
+    """Run a service action; its refusal (a ``ValidationError``) comes back
+    as the message to show, success as ""."""
+    try:
+        action(**kwargs)
+    except ValidationError as exc:
+        return _message(exc)
+    return ""
+
+
 def _open_combat(scene: Scene, combat_id: int) -> Combat:
     combat = get_object_or_404(Combat, pk=combat_id, scene=scene)
     combat.campaign = scene.campaign
@@ -190,11 +200,7 @@ def combat_start(request: HtmxHttpRequest, slug: str, scene_id: int) -> HttpResp
 def combat_initiative(request: HtmxHttpRequest, slug: str, scene_id: int, combat_id: int) -> HttpResponse:
     scene, access = _manager(request, slug, scene_id)
     combat = _open_combat(scene, combat_id)
-    error = ""
-    try:
-        services.initiative_roll(combat=combat, access=access)
-    except ValidationError as exc:
-        error = _message(exc)
+    error = _attempt(services.initiative_roll, combat=combat, access=access)
     return _done(request, scene, access, "combat-tracker", error)
 
 
@@ -203,11 +209,7 @@ def combat_initiative(request: HtmxHttpRequest, slug: str, scene_id: int, combat
 def combat_round(request: HtmxHttpRequest, slug: str, scene_id: int, combat_id: int) -> HttpResponse:
     scene, access = _manager(request, slug, scene_id)
     combat = _open_combat(scene, combat_id)
-    error = ""
-    try:
-        services.next_round(combat=combat, access=access)
-    except ValidationError as exc:
-        error = _message(exc)
+    error = _attempt(services.next_round, combat=combat, access=access)
     return _done(request, scene, access, "combat-tracker", error)
 
 
@@ -216,11 +218,7 @@ def combat_round(request: HtmxHttpRequest, slug: str, scene_id: int, combat_id: 
 def combat_end(request: HtmxHttpRequest, slug: str, scene_id: int, combat_id: int) -> HttpResponse:
     scene, access = _manager(request, slug, scene_id)
     combat = _open_combat(scene, combat_id)
-    error = ""
-    try:
-        services.combat_end(combat=combat, access=access)
-    except ValidationError as exc:
-        error = _message(exc)
+    error = _attempt(services.combat_end, combat=combat, access=access)
     return _done(request, scene, access, "combat-board", error)
 
 
@@ -230,12 +228,8 @@ def combatant_add(request: HtmxHttpRequest, slug: str, scene_id: int, combat_id:
     scene, access = _manager(request, slug, scene_id)
     combat = _open_combat(scene, combat_id)
     form = CombatantAddForm(request.POST, campaign=scene.campaign, combat=combat)
-    error = ""
     if form.is_valid():
-        try:
-            services.combatant_add(combat=combat, access=access, character=form.cleaned_data["character"])
-        except ValidationError as exc:
-            error = _message(exc)
+        error = _attempt(services.combatant_add, combat=combat, access=access, character=form.cleaned_data["character"])
     else:
         error = " ".join(form.errors.get("character", []))
     return _done(request, scene, access, "combat-tracker", error)
@@ -246,11 +240,7 @@ def combatant_add(request: HtmxHttpRequest, slug: str, scene_id: int, combat_id:
 def combatant_remove(request: HtmxHttpRequest, slug: str, scene_id: int, combatant_id: int) -> HttpResponse:
     scene, access = _manager(request, slug, scene_id)
     combatant = _combatant(scene, combatant_id)
-    error = ""
-    try:
-        services.combatant_remove(combatant=combatant, access=access)
-    except ValidationError as exc:
-        error = _message(exc)
+    error = _attempt(services.combatant_remove, combatant=combatant, access=access)
     # Its attacks go with it: the whole board changes.
     return _done(request, scene, access, "combat-board", error)
 
@@ -260,11 +250,7 @@ def combatant_remove(request: HtmxHttpRequest, slug: str, scene_id: int, combata
 def combatant_act(request: HtmxHttpRequest, slug: str, scene_id: int, combatant_id: int) -> HttpResponse:
     scene, access = _manager(request, slug, scene_id)
     combatant = _combatant(scene, combatant_id)
-    error = ""
-    try:
-        services.combatant_act(combatant=combatant, access=access)
-    except ValidationError as exc:
-        error = _message(exc)
+    error = _attempt(services.combatant_act, combatant=combatant, access=access)
     return _done(request, scene, access, "combat-tracker", error)
 
 
@@ -274,15 +260,14 @@ def combatant_delay(request: HtmxHttpRequest, slug: str, scene_id: int, combatan
     scene, access = _manager(request, slug, scene_id)
     combatant = _combatant(scene, combatant_id)
     form = DelayForm(request.POST)
-    error = ""
     if form.is_valid():
         position = form.cleaned_data["position"]
-        try:
-            services.combatant_delay(
-                combatant=combatant, access=access, position=None if position is None else position - 1
-            )
-        except ValidationError as exc:
-            error = _message(exc)
+        error = _attempt(
+            services.combatant_delay,
+            combatant=combatant,
+            access=access,
+            position=None if position is None else position - 1,
+        )
     else:
         error = " ".join(form.errors.get("position", []))
     return _done(request, scene, access, "combat-tracker", error)
@@ -295,11 +280,7 @@ def combatant_state(request: HtmxHttpRequest, slug: str, scene_id: int, combatan
     combatant = _combatant(scene, combatant_id)
     form = CombatantStateForm(request.POST)
     form.is_valid()  # Booleans: an unchecked box is False, never an error.
-    error = ""
-    try:
-        services.combatant_set(combatant=combatant, access=access, **form.cleaned_data)
-    except ValidationError as exc:
-        error = _message(exc)
+    error = _attempt(services.combatant_set, combatant=combatant, access=access, **form.cleaned_data)
     return _done(request, scene, access, "combat-tracker", error)
 
 
@@ -342,14 +323,14 @@ def attack_shift(request: HtmxHttpRequest, slug: str, scene_id: int, attack_id: 
     )
     attack = _attack(scene, attack_id)
     form = ShiftForm(request.POST)
-    error = ""
     if form.is_valid():
-        try:
-            services.attack_shift(
-                attack=attack, access=access, steps=form.cleaned_data["steps"], aspect=form.cleaned_data["aspect"]
-            )
-        except ValidationError as exc:
-            error = _message(exc)
+        error = _attempt(
+            services.attack_shift,
+            attack=attack,
+            access=access,
+            steps=form.cleaned_data["steps"],
+            aspect=form.cleaned_data["aspect"],
+        )
     else:
         error = " ".join(message for messages_ in form.errors.values() for message in messages_)
     return _done(request, scene, access, "combat-attacks", error)
@@ -360,11 +341,7 @@ def attack_shift(request: HtmxHttpRequest, slug: str, scene_id: int, attack_id: 
 def damage_apply(request: HtmxHttpRequest, slug: str, scene_id: int, attack_id: int) -> HttpResponse:
     scene, access = _manager(request, slug, scene_id)
     attack = _attack(scene, attack_id)
-    error = ""
-    try:
-        services.damage_apply(attack=attack, access=access)
-    except ValidationError as exc:
-        error = _message(exc)
+    error = _attempt(services.damage_apply, attack=attack, access=access)
     return _done(request, scene, access, "combat-attacks", error)
 
 
@@ -374,17 +351,14 @@ def effect_decide(request: HtmxHttpRequest, slug: str, scene_id: int, attack_id:
     scene, access = _manager(request, slug, scene_id)
     attack = _attack(scene, attack_id)
     form = EffectForm(request.POST)
-    error = ""
     if form.is_valid():
-        try:
-            services.critical_effect_confirm(
-                attack=attack,
-                access=access,
-                confirm=form.cleaned_data["decision"] == "confirm",
-                phrase=form.cleaned_data["phrase"],
-            )
-        except ValidationError as exc:
-            error = _message(exc)
+        error = _attempt(
+            services.critical_effect_confirm,
+            attack=attack,
+            access=access,
+            confirm=form.cleaned_data["decision"] == "confirm",
+            phrase=form.cleaned_data["phrase"],
+        )
     else:
         error = _("Elige confirmar o descartar.")
     return _done(request, scene, access, "combat-attacks", error)

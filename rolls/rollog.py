@@ -27,10 +27,14 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import (
 )
 
 from rolls.verify_roll import (
+    AUDIENCES,
     CAMPAIGN_RE,
     CLIENT_SEED_SOURCES,
+    EXTEND_POSITIONS,
     FORMAT,
     HEX32_RE,
+    SEALED,
+    SEALED_MIN_CLIENT_SEED,
     VERSION,
     ZERO_HASH,
     DiceStream,
@@ -39,9 +43,12 @@ from rolls.verify_roll import (
     check,
     check_client_seed,
     check_positions,
+    commitment_of,
     derivation_message,
+    draw_pool,
     entry_hash,
     expand_spec,
+    explodes,
     hash_chain,
     is_int,
     parse_time,
@@ -61,6 +68,8 @@ __all__ = [
     "build_epoch_open",
     "build_reroll",
     "build_roll",
+    "extend_entry",
+    "seal",
     "canonical_bytes",
     "check_client_seed",
     "check_positions",
@@ -78,6 +87,7 @@ __all__ = [
     "normalise_purpose",
     "permalink_id",
     "public_key_hex",
+    "ref_with_opening",
     "reroll_entry",
     "roll_bundle",
     "roll_entry",
@@ -96,7 +106,7 @@ ROLL_FIELDS = frozenset(
         "v", "kind", "campaign", "seq", "prev", "time", "user", "character", "scene",
         "purpose", "visibility", "spec", "epoch", "epoch_index", "seed", "client_seed",
         "client_seed_source", "seen", "parent", "rerolled", "drawn", "dice",
-        "anchor", "length", "key",
+        "anchor", "length", "key", "nonce", "audience", "commitment",
     }
 )  # fmt: skip
 
@@ -225,9 +235,8 @@ def dice_stream(seed: bytes, message: str) -> DiceStream:
 
 
 def dice_for_spec(seed: bytes, message: str, spec: str) -> list[int]:
-    """The whole pool of ``spec``, in generation order."""
-    stream = dice_stream(seed, message)
-    return [stream.roll(faces) for faces in expand_spec(spec)]
+    """The whole pool of ``spec``, in generation order (explosions last, §3.4b)."""
+    return draw_pool(dice_stream(seed, message), spec)
 
 
 # --- Entry builders (§3.5, field sets exactly as in vectors T1–T6) -------------------
@@ -413,6 +422,7 @@ def reroll_entry(
     *,
     parent: SignedEntry,
     positions: Iterable[int],
+    parent_content: Mapping[str, Any] | None = None,
     seq: int,
     prev: str,
     time: datetime | str,
@@ -432,9 +442,16 @@ def reroll_entry(
     Campaign, character, scene and pool spec come from the parent; ``user`` is
     whoever activates (the owner, or another player or the GM for a negative
     activation). ``positions`` are 0-based in the parent's raw dice order.
+    ``parent_content`` is a sealed parent's opening (its ``parent`` link is
+    still the outer entry's hash, §3.7).
     """
-    base = parent.entry
+    base = dict(parent_content) if parent_content is not None else parent.entry
     check(base.get("kind") in ("roll", "reroll"), "parent_not_roll", "Solo se repiten tiradas.")
+    check(
+        not explodes(base["spec"]),
+        "unspecified_reroll",
+        "Repetir dados de una tirada con dados explosivos no está definido en rollog/v1.1.",
+    )
     chosen = sorted(set(positions))
     faces = expand_spec(base["spec"])
     check_positions(chosen, len(faces))
@@ -469,6 +486,85 @@ def reroll_entry(
     return entry
 
 
+def extend_entry(
+    *,
+    parent: SignedEntry,
+    spec: str,
+    seq: int,
+    prev: str,
+    time: datetime | str,
+    user: str,
+    purpose: str,
+    epoch: int,
+    epoch_index: int,
+    seed: bytes,
+    client_seed: str,
+    seen: str,
+    parent_content: Mapping[str, Any] | None = None,
+    client_seed_source: str = "browser",
+    visibility: str = "public",
+    extra: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """Dice added to ``parent`` (the version being extended, §3.6b): ``spec``
+    is the added dice only; ``dice`` is the parent's followed by the drawn.
+
+    Game data that explains the extension (``converted`` …) goes in ``extra``.
+    """
+    base = dict(parent_content) if parent_content is not None else parent.entry
+    check(base.get("kind") in ("roll", "reroll", "extend"), "parent_not_roll", "Solo se extienden tiradas.")
+    check(not explodes(spec), "bad_spec", "Los dados añadidos por una extensión no explotan.")
+    entry = _roll_core(
+        kind="extend",
+        campaign=base["campaign"],
+        seq=seq,
+        prev=prev,
+        time=time,
+        user=user,
+        character=base["character"],
+        scene=base["scene"],
+        purpose=purpose,
+        spec=spec,
+        epoch=epoch,
+        epoch_index=epoch_index,
+        seed=seed,
+        client_seed=client_seed,
+        client_seed_source=client_seed_source,
+        seen=seen,
+        visibility=visibility,
+        extra=extra,
+    )
+    check(seq > base["seq"], "parent_mismatch", "La extensión va después de su tirada madre.")
+    message = derivation_message(base["campaign"], seq, client_seed, spec, parent.hash_hex, EXTEND_POSITIONS)
+    drawn = dice_for_spec(seed, message, spec)
+    entry.update(parent=parent.hash_hex, rerolled=None, drawn=drawn, dice=[*base["dice"], *drawn])
+    return entry
+
+
+# --- Sealed entries (§3.7) ----------------------------------------------------------------
+
+
+def seal(inner: Mapping[str, Any], *, audience: str, nonce: bytes | None = None) -> tuple[dict[str, Any], bytes]:
+    """The outer entry that carries ``inner`` sealed, and the opening's bytes.
+
+    ``inner`` is the complete roll, reroll or extend entry; the opening is it
+    plus a random nonce, and the outer entry keeps only the slot and the
+    commitment to the opening.
+    """
+    check(inner.get("kind") in ("roll", "reroll", "extend"), "bad_field", "Solo se sellan tiradas.")
+    check(audience in AUDIENCES, "bad_field", f"Público no válido: {audience!r}.")
+    check(
+        len(inner["client_seed"]) >= SEALED_MIN_CLIENT_SEED,
+        "weak_client_seed",
+        f"Una tirada sellada necesita una semilla del cliente de {SEALED_MIN_CLIENT_SEED} caracteres o más.",
+    )
+    nonce = secrets.token_bytes(32) if nonce is None else nonce
+    check(len(nonce) == 32, "bad_field", "El nonce debe tener 32 bytes.")
+    body_bytes = canonical_bytes({**inner, "nonce": nonce.hex()})
+    outer = {key: inner[key] for key in ("v", "campaign", "seq", "prev", "time", "epoch", "epoch_index", "seed")}
+    outer.update(kind=SEALED, audience=audience, commitment=commitment_of(body_bytes))
+    return outer, body_bytes
+
+
 def build_epoch_open(signing_key: Ed25519PrivateKey, **fields: Any) -> SignedEntry:
     """``epoch_open_entry`` signed; ``key`` defaults to the signing key's public half."""
     fields.setdefault("key", public_key_hex(signing_key.public_key()))
@@ -488,6 +584,15 @@ def build_reroll(signing_key: Ed25519PrivateKey, **fields: Any) -> SignedEntry:
 # --- JSON documents (§3.10, §3.8) ------------------------------------------------------
 
 
+def ref_with_opening(signed: SignedEntry, opening: bytes | None) -> dict[str, Any]:
+    """``{entry_b64, sig}``, and for a sealed entry ``opening_b64`` (null when
+    the reader may not see the content)."""
+    ref: dict[str, Any] = signed.ref()
+    if signed.entry["kind"] == SEALED:
+        ref["opening_b64"] = base64.b64encode(opening).decode("ascii") if opening is not None else None
+    return ref
+
+
 def roll_bundle(
     entry: SignedEntry,
     *,
@@ -496,25 +601,36 @@ def roll_bundle(
     parent: SignedEntry | None = None,
     head: SignedEntry | None = None,
     children: Sequence[str] = (),
+    opening: bytes | None = None,
+    parent_opening: bytes | None = None,
 ) -> dict[str, Any]:
-    """The ``/r/<permalink>.json`` document that ``verify_roll`` checks."""
-    return {
+    """The ``/r/<permalink>.json`` document that ``verify_roll`` checks.
+
+    For a sealed roll, ``opening`` is given only to readers allowed to see
+    it; without it ``parent`` and ``children`` are left out too (§3.7).
+    """
+    sealed = entry.entry["kind"] == SEALED
+    disclosed = not sealed or opening is not None
+    document = {
         "format": FORMAT,
         "permalink": entry.permalink,
         "entry_hash": entry.hash_hex,
         **entry.ref(),
         "entry": entry.entry,
         "epoch_open": epoch_open.ref(),
-        "parent": parent.ref() if parent else None,
-        "children": list(children),
+        "parent": ref_with_opening(parent, parent_opening) if parent and disclosed else None,
+        "children": list(children) if disclosed else [],
         "head": head.ref() if head else None,
         "public_key": public_key,
     }
+    if sealed:
+        document["opening_b64"] = base64.b64encode(opening).decode("ascii") if opening is not None else None
+    return document
 
 
 def export_page(
     campaign: str,
-    entries: Iterable[SignedEntry],
+    refs: Iterable[dict[str, Any] | SignedEntry],
     *,
     public_key: str,
     start: int = 0,
@@ -522,14 +638,15 @@ def export_page(
 ) -> dict[str, Any]:
     """One page of the campaign log export that ``verify_log`` audits.
 
-    ``start`` is the seq of the first entry on the page; ``next`` points to the
-    following page (null on the last). An audit needs every page from seq 0.
+    ``refs`` are ``ref_with_opening`` documents, in seq order. ``start`` is
+    the seq of the first entry on the page; ``next`` points to the following
+    page (null on the last). An audit needs every page from seq 0.
     """
     return {
         "format": FORMAT,
         "campaign": campaign,
         "public_key": public_key,
         "start": start,
-        "entries": [e.ref() for e in entries],
+        "entries": [r.ref() if isinstance(r, SignedEntry) else r for r in refs],
         "next": next_url,
     }

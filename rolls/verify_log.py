@@ -31,12 +31,17 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 from rolls.verify_roll import (
     FORMAT,
     ROLL_KINDS,
+    SEALED,
+    SEALED_UNDISCLOSED,
     ZERO_HASH,
     LoadedEntry,
+    Opened,
     RollogError,
     check_dice,
     check_fields,
+    check_sealed_family,
     check_seed,
+    content_of,
     decode_ref,
     entry_hash,
     load_signed,
@@ -83,6 +88,10 @@ class Audit:
     last_time: str | None = None
     epoch: Epoch | None = None
     entries: dict[str, LoadedEntry] = field(default_factory=dict)  # hash hex -> entry
+    # hash hex -> what the roll says (sealed entries only when the export opens them)
+    contents: dict[str, Opened] = field(default_factory=dict)
+    sealed: int = 0
+    undisclosed: int = 0
     hash_of_seq: dict[int, str] = field(default_factory=dict)
     client_seeds: dict[str, int] = field(default_factory=dict)  # client seed -> seq
     children: dict[str, int] = field(default_factory=dict)  # parent hash -> child seq
@@ -113,7 +122,7 @@ class Audit:
             self.advance(loaded)
             return
         self.check_order(position, loaded)
-        self.check_kind(position, loaded)
+        self.check_kind(position, loaded, ref)
         self.advance(loaded)
 
     def skip_untrusted(self, ref: object) -> None:
@@ -167,11 +176,24 @@ class Audit:
         else:
             self.last_time = e["time"]
 
-    def check_kind(self, position: int, loaded: LoadedEntry) -> None:
-        if loaded.entry["kind"] == "epoch_open":
+    def check_kind(self, position: int, loaded: LoadedEntry, ref: object) -> None:
+        kind = loaded.entry["kind"]
+        if kind == "epoch_open":
             self.open_epoch(position, loaded.entry)
-        elif loaded.entry["kind"] in ROLL_KINDS:
-            self.check_roll(position, loaded)
+        elif kind in ROLL_KINDS:
+            self.check_roll(position, loaded, content_of(loaded))
+        elif kind == SEALED:
+            self.sealed += 1
+            opening = ref.get("opening_b64") if isinstance(ref, Mapping) else None
+            try:
+                content = content_of(loaded, opening)
+            except RollogError as exc:
+                self.problem(position, loaded.entry["seq"], exc.code, exc.message)
+                content = None
+            else:
+                if content is None:
+                    self.undisclosed += 1
+            self.check_roll(position, loaded, content)
 
     def open_epoch(self, position: int, e: Mapping[str, Any]) -> None:
         seq = e["seq"]
@@ -191,20 +213,30 @@ class Audit:
         anchor = bytes.fromhex(e["anchor"])
         self.epoch = Epoch(e["epoch"], e["length"], seq, anchor=anchor, known_seed=anchor)
 
-    def check_roll(self, position: int, loaded: LoadedEntry) -> None:
-        e = loaded.entry
-        seq = e["seq"]
+    def check_roll(self, position: int, loaded: LoadedEntry, content: Opened | None) -> None:
+        """A used slot; with its content known, the roll itself too.
+
+        A sealed entry given without its opening is a used slot whose content
+        is not disclosed (§3.7): slot order, seed, chain and time still apply.
+        """
+        seq = loaded.entry["seq"]
         epoch = self.epoch
         if epoch is None:
             self.problem(position, seq, "no_epoch", "Tirada antes de abrir ninguna época.")
             return
-        self.check_slot(position, e, epoch)
+        self.check_slot(position, loaded.entry, epoch)
+        if content is None:
+            return
+        self.contents[loaded.hash_hex] = content
+        e = content.entry
         self.check_client_seed(position, e)
         self.check_seen(position, e, epoch)
         parent = self.find_parent(position, e)
-        if e["kind"] == "reroll" and parent is None:
+        if e["kind"] != "roll" and parent is None:
             return
         try:
+            if parent is not None:
+                check_sealed_family(parent, content.audience)
             check_dice(e, parent)
         except RollogError as exc:
             self.problem(position, seq, exc.code, exc.message)
@@ -259,17 +291,19 @@ class Audit:
                 "seen no nombra una entrada anterior posterior a la apertura de la época.",
             )
 
-    def find_parent(self, position: int, e: Mapping[str, Any]) -> LoadedEntry | None:
-        if e["kind"] != "reroll":
+    def find_parent(self, position: int, e: Mapping[str, Any]) -> Opened | None:
+        if e["kind"] == "roll":
             return None
-        parent = self.entries.get(e["parent"])
+        parent = self.contents.get(e["parent"])
         if parent is None:
-            self.problem(
-                position,
-                e["seq"],
-                "parent_unknown",
-                "La tirada madre no está antes en el registro.",
-            )
+            known = self.entries.get(e["parent"])
+            if known is not None and known.entry.get("kind") == SEALED:
+                message = "La tirada madre está sellada y la exportación no trae su apertura."
+                self.problem(position, e["seq"], "parent_undisclosed", message)
+            elif known is not None:
+                self.problem(position, e["seq"], "parent_not_roll", "La entrada madre no es una tirada.")
+            else:
+                self.problem(position, e["seq"], "parent_unknown", "La tirada madre no está antes en el registro.")
             return None
         first = self.children.setdefault(e["parent"], e["seq"])
         if first != e["seq"]:
@@ -277,7 +311,7 @@ class Audit:
                 position,
                 e["seq"],
                 "second_reroll",
-                f"Esa versión ya se repitió en #{first}: solo cabe una repetición por versión.",
+                f"Esa versión ya se cambió en #{first}: solo cabe una repetición o extensión por versión.",
             )
         return parent
 
@@ -287,6 +321,8 @@ class AuditReport:
     count: int
     head: LoadedEntry | None
     problems: tuple[Problem, ...]
+    sealed: int = 0
+    undisclosed: int = 0
 
     @property
     def ok(self) -> bool:
@@ -305,7 +341,7 @@ def audit_log(refs: Iterable[object], public_key: Ed25519PublicKey) -> AuditRepo
     problems = list(audit.problems)
     if audit.count == 0:
         problems.append(Problem(0, None, "empty", "La exportación no contiene entradas."))
-    return AuditReport(audit.count, audit.head, tuple(problems))
+    return AuditReport(audit.count, audit.head, tuple(problems), audit.sealed, audit.undisclosed)
 
 
 def export_entries(document: object) -> list[object]:
@@ -329,11 +365,17 @@ def describe(report: AuditReport) -> list[str]:
         f"{report.head.hash_hex[:16]}… ({head.get('time')})"
     )
     if report.ok:
-        return [
+        lines = [
             f"OK: registro íntegro ({FORMAT}): {summary}",
             f"  hash completo de la cabeza: {report.head.hash_hex}",
             "  Compáralo con la cabeza que guardaste antes (correo, navegador).",
         ]
+        if report.sealed:
+            lines.append(
+                f"  {report.sealed} tiradas selladas; {report.undisclosed} sin apertura: {SEALED_UNDISCLOSED}"
+                " (sealed: chain position verified, content not disclosed)."
+            )
+        return lines
     return [*lines, f"FAIL: {len(report.problems)} problemas en {summary}"]
 
 

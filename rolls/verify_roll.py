@@ -1,4 +1,4 @@
-"""Offline verifier for one rollog/v1 roll bundle.
+"""Offline verifier for one rollog/v1 (v1.1) roll bundle.
 
 Usage::
 
@@ -45,12 +45,25 @@ ZERO_HASH = "0" * 64
 MIN_FACES = 2
 MAX_FACES = 1000
 MAX_DICE = 100
-ROLL_KINDS = ("roll", "reroll")
+# Kinds whose entry carries dice in clear; a "sealed" entry (v1.1, §3.7)
+# carries one of them inside its committed opening.
+ROLL_KINDS = ("roll", "reroll", "extend")
+SEALED = "sealed"
+SEALED_DOMAIN = b"rollog/v1/sealed\n"
+# §3.7: the outer entry of a sealed roll has exactly these keys.
+SEALED_KEYS = frozenset(
+    {"v", "kind", "campaign", "seq", "prev", "time", "epoch", "epoch_index", "seed", "audience", "commitment"}
+)
+# The fields an opening must share with its outer entry.
+SHARED_KEYS = ("v", "campaign", "seq", "prev", "time", "epoch", "epoch_index", "seed")
+AUDIENCES = ("gm", "recipients", "scene")
+# A sealed roll's dice stay secret only through its client seed (§3.7).
+SEALED_MIN_CLIENT_SEED = 32
 CLIENT_SEED_SOURCES = ("browser", "api", "server")
 
 # fullmatch with explicit ASCII classes: ``\d`` would accept other scripts'
 # digits and ``$`` would accept a trailing newline.
-SPEC_RE = re.compile(r"[0-9]{1,3}d[0-9]{1,4}(?:\+[0-9]{1,3}d[0-9]{1,4})*")
+SPEC_RE = re.compile(r"[0-9]{1,3}d[0-9]{1,4}!?(?:\+[0-9]{1,3}d[0-9]{1,4}!?)*")
 CLIENT_SEED_RE = re.compile(r"[0-9A-Za-z_-]{1,64}")
 CAMPAIGN_RE = re.compile(r"[a-z0-9-]{1,100}")
 HEX32_RE = re.compile(r"[0-9a-f]{64}")
@@ -230,20 +243,22 @@ def check_client_seed(client_seed: object) -> str:
     return str(client_seed)
 
 
-def expand_spec(spec: object) -> list[int]:
-    """``"2d6+1d8"`` -> ``[6, 6, 8]``: the faces of each die, in draw order.
+def spec_terms(spec: object) -> list[tuple[int, bool]]:
+    """``"2d6!+1d8"`` -> ``[(6, True), (6, True), (8, False)]``: each base die's
+    faces and whether it explodes (§3.4b), in draw order.
 
-    Beyond the v1 grammar we refuse counts of zero and leading zeros, so that
+    Beyond the grammar we refuse counts of zero and leading zeros, so that
     every pool has exactly one spelling (the spec string is part of ``M``).
     """
     check(
         isinstance(spec, str) and SPEC_RE.fullmatch(spec),
         "bad_spec",
-        f"Tirada no válida: {spec!r} (se espera algo como 3d10 o 2d6+1d8).",
+        f"Tirada no válida: {spec!r} (se espera algo como 3d10, 2d6+1d8 o 2d6!).",
     )
-    faces: list[int] = []
+    dice: list[tuple[int, bool]] = []
     for term in str(spec).split("+"):
-        count_text, faces_text = term.split("d")
+        explodes = term.endswith("!")
+        count_text, faces_text = term.rstrip("!").split("d")
         check(
             count_text[0] != "0" and faces_text[0] != "0",
             "bad_spec",
@@ -255,9 +270,18 @@ def expand_spec(spec: object) -> list[int]:
             "bad_spec",
             f"«{term}»: un dado debe tener entre {MIN_FACES} y {MAX_FACES} caras.",
         )
-        faces.extend([sides] * count)
-        check(len(faces) <= MAX_DICE, "bad_spec", f"Como mucho se tiran {MAX_DICE} dados.")
-    return faces
+        dice.extend([(sides, explodes)] * count)
+        check(len(dice) <= MAX_DICE, "bad_spec", f"Como mucho se tiran {MAX_DICE} dados.")
+    return dice
+
+
+def expand_spec(spec: object) -> list[int]:
+    """``"2d6+1d8"`` -> ``[6, 6, 8]``: the faces of each base die, in draw order."""
+    return [faces for faces, _ in spec_terms(spec)]
+
+
+def explodes(spec: str) -> bool:
+    return any(boom for _, boom in spec_terms(spec))
 
 
 def check_hex32(entry: Mapping[str, Any], name: str) -> None:
@@ -321,7 +345,7 @@ def check_roll_fields(entry: Mapping[str, Any]) -> None:
             "Una tirada normal no tiene padre ni posiciones repetidas.",
         )
         check(entry.get("drawn") is None, "bad_field", "Una tirada normal no lleva drawn.")
-    else:
+    elif entry["kind"] == "reroll":
         check_hex32(entry, "parent")
         check(
             is_int_list(entry.get("rerolled")),
@@ -329,6 +353,31 @@ def check_roll_fields(entry: Mapping[str, Any]) -> None:
             "rerolled debe ser una lista de enteros.",
         )
         check(is_int_list(entry.get("drawn")), "bad_field", "drawn debe ser una lista de enteros.")
+    else:  # extend (§3.6b): the added dice, no positions
+        check_hex32(entry, "parent")
+        check(
+            "rerolled" in entry and entry["rerolled"] is None,
+            "bad_field",
+            "Una extensión lleva rerolled a null.",
+        )
+        check(is_int_list(entry.get("drawn")), "bad_field", "drawn debe ser una lista de enteros.")
+        check(not explodes(entry["spec"]), "bad_spec", "Los dados añadidos por una extensión no explotan.")
+
+
+def check_sealed_fields(entry: Mapping[str, Any]) -> None:
+    """The outer entry of a sealed roll: the slot and the commitment, nothing else (§3.7)."""
+    keys = set(entry)
+    check(
+        keys == SEALED_KEYS,
+        "sealed_fields",
+        f"Una entrada sellada lleva exactamente {sorted(SEALED_KEYS)}; sobran {sorted(keys - SEALED_KEYS)}"
+        f" y faltan {sorted(SEALED_KEYS - keys)}.",
+    )
+    check_typed(entry, ("epoch", "epoch_index"), int)
+    check(entry["epoch"] >= 1 and entry["epoch_index"] >= 1, "bad_field", "Ranura de semilla no válida.")
+    check_hex32(entry, "seed")
+    check_hex32(entry, "commitment")
+    check(entry.get("audience") in AUDIENCES, "bad_field", f"audience debe ser una de {list(AUDIENCES)}.")
 
 
 def check_fields(entry: Mapping[str, Any]) -> None:
@@ -339,8 +388,74 @@ def check_fields(entry: Mapping[str, Any]) -> None:
         check_epoch_open_fields(entry)
     elif kind in ROLL_KINDS:
         check_roll_fields(entry)
+    elif kind == SEALED:
+        check_sealed_fields(entry)
     else:
         raise RollogError("unknown_kind", f"Tipo de entrada desconocido en v1: {kind!r}.")
+
+
+def commitment_of(body_bytes: bytes) -> str:
+    return sha256(SEALED_DOMAIN + body_bytes).hex()
+
+
+@dataclass(frozen=True)
+class Opened:
+    """A version of a roll as its content reads: the entry itself for a public
+    roll, the checked opening for a sealed one. ``hash`` is always the hash
+    of the signed (outer) entry, the one children name as ``parent``."""
+
+    hash: bytes
+    entry: dict[str, Any]
+    audience: str | None = None  # set for a sealed entry
+
+    @property
+    def hash_hex(self) -> str:
+        return self.hash.hex()
+
+
+def open_sealed(outer: LoadedEntry, opening_b64: object) -> Opened:
+    """Check an opening against its sealed outer entry (§3.7) and return the content."""
+    o = outer.entry
+    check(isinstance(opening_b64, str), "bad_opening", "La apertura debe ser texto base64.")
+    try:
+        body_bytes = base64.b64decode(str(opening_b64), validate=True)
+    except (binascii.Error, ValueError) as exc:
+        raise RollogError("bad_opening", "La apertura no es base64 válido.") from exc
+    check(
+        commitment_of(body_bytes) == o["commitment"],
+        "commitment_mismatch",
+        "La apertura no coincide con el compromiso firmado: el contenido no es el sellado.",
+    )
+    body = decode_entry(body_bytes)
+    check(
+        all(body.get(k) == o[k] and type(body.get(k)) is type(o[k]) for k in SHARED_KEYS),
+        "opening_mismatch",
+        "La apertura no comparte seq, prev, hora, época o semilla con su entrada sellada.",
+    )
+    check(
+        "audience" not in body and "commitment" not in body,
+        "opening_mismatch",
+        "La apertura no lleva audience ni commitment.",
+    )
+    check_hex32(body, "nonce")
+    check_fields(body)
+    check(body["kind"] in ROLL_KINDS, "opening_mismatch", "La apertura no es una tirada.")
+    check(
+        len(body["client_seed"]) >= SEALED_MIN_CLIENT_SEED,
+        "weak_client_seed",
+        f"Una tirada sellada necesita una semilla del cliente de {SEALED_MIN_CLIENT_SEED} caracteres o más.",
+    )
+    return Opened(outer.hash, body, o["audience"])
+
+
+def content_of(loaded: LoadedEntry, opening_b64: object = None) -> Opened | None:
+    """What a signed entry says: itself, its checked opening, or None for a
+    sealed entry given without its opening."""
+    if loaded.entry.get("kind") != SEALED:
+        return Opened(loaded.hash, loaded.entry)
+    if opening_b64 is None:
+        return None
+    return open_sealed(loaded, opening_b64)
 
 
 # --- Seed chain ------------------------------------------------------------------
@@ -356,17 +471,26 @@ def hash_chain(seed: bytes, times: int) -> bytes:
 # --- Dice derivation (§3.4) ------------------------------------------------------
 
 
+EXTEND_POSITIONS = "+"  # the positions field of M for an extension (§3.6b)
+
+
 def derivation_message(
     campaign: str,
     seq: int,
     client_seed: str,
     spec: str,
     parent: str | None = None,
-    positions: Sequence[int] | None = None,
+    positions: Sequence[int] | str | None = None,
 ) -> str:
-    """The HMAC message M. Only values the server cannot steer go in."""
+    """The HMAC message M. Only values the server cannot steer go in.
+
+    ``positions`` is the re-rolled positions, or EXTEND_POSITIONS for an extension.
+    """
     parent_part = parent or "-"
-    positions_part = ",".join(str(p) for p in positions or ()) or "-"
+    if isinstance(positions, str):
+        positions_part = positions
+    else:
+        positions_part = ",".join(str(p) for p in positions or ()) or "-"
     return ":".join(["rollog/v1", campaign, str(seq), client_seed, spec, parent_part, positions_part])
 
 
@@ -448,6 +572,26 @@ def derive_dice(seed: bytes, message: str, faces: Sequence[int]) -> list[int]:
     return [stream.roll(n) for n in faces]
 
 
+def draw_pool(stream: DiceStream, spec: str) -> list[int]:
+    """Every die of ``spec`` from ``stream``, explosions included (§3.4b).
+
+    The base dice of the whole spec come first; then one walk over the growing
+    list from position 0 adds a die of the same faces for each die of a ``!``
+    term that shows its maximum (added dice may explode in turn), until the
+    list holds MAX_DICE dice.
+    """
+    terms = spec_terms(spec)
+    dice = [stream.roll(faces) for faces, _ in terms]
+    position = 0
+    while position < len(dice) and len(dice) < MAX_DICE:
+        faces, boom = terms[position]
+        if boom and dice[position] == faces:
+            dice.append(stream.roll(faces))
+            terms.append((faces, True))
+        position += 1
+    return dice
+
+
 # --- One roll against its epoch and parent (L1, §3.8) ----------------------------
 
 
@@ -489,17 +633,19 @@ def check_seed(entry: Mapping[str, Any], known: bytes, steps: int) -> None:
 
 
 def roll_message(entry: Mapping[str, Any]) -> str:
+    positions = EXTEND_POSITIONS if entry.get("kind") == "extend" else entry.get("rerolled")
     return derivation_message(
         entry["campaign"],
         entry["seq"],
         entry["client_seed"],
         entry["spec"],
         entry.get("parent"),
-        entry.get("rerolled"),
+        positions,
     )
 
 
-def check_reroll_link(entry: Mapping[str, Any], parent: LoadedEntry) -> None:
+def check_parent_link(entry: Mapping[str, Any], parent: Opened) -> None:
+    """The version a re-roll or an extension changes: named, earlier, same campaign."""
     p = parent.entry
     check(
         parent.hash_hex == entry["parent"],
@@ -509,11 +655,23 @@ def check_reroll_link(entry: Mapping[str, Any], parent: LoadedEntry) -> None:
     check(p.get("kind") in ROLL_KINDS, "parent_not_roll", "La entrada madre no es una tirada.")
     check(p["campaign"] == entry["campaign"], "parent_mismatch", "La madre es de otra campaña.")
     check(p["seq"] < entry["seq"], "parent_mismatch", "La madre es posterior a la repetición.")
-    check(p["spec"] == entry["spec"], "parent_mismatch", "La madre tiene otra reserva de dados.")
     check(
         parse_time(p["time"]) <= parse_time(entry["time"]),
         "time_backwards",
         "La repetición es anterior a su tirada madre.",
+    )
+
+
+def check_reroll_link(entry: Mapping[str, Any], parent: Opened) -> None:
+    check_parent_link(entry, parent)
+    p = parent.entry
+    check(p["spec"] == entry["spec"], "parent_mismatch", "La madre tiene otra reserva de dados.")
+    # The pool of an extended version, and the faces of exploded dice, are not
+    # fixed by the format yet (v1.1): such re-rolls cannot be verified.
+    check(
+        p["kind"] != "extend" and not explodes(entry["spec"]),
+        "unspecified_reroll",
+        "Repetir dados de una tirada extendida o con dados explosivos no está definido en rollog/v1.1.",
     )
 
 
@@ -525,18 +683,27 @@ def check_positions(positions: list[int], pool_size: int) -> None:
     )
 
 
-def check_dice(entry: Mapping[str, Any], parent: LoadedEntry | None) -> DiceStream:
+def check_dice(entry: Mapping[str, Any], parent: Opened | None) -> DiceStream:
     """Re-derive the dice from seed and message; return the stream as evidence."""
-    faces = expand_spec(entry["spec"])
     stream = DiceStream(bytes.fromhex(entry["seed"]), roll_message(entry))
     if entry["kind"] == "roll":
-        for n in faces:
-            stream.roll(n)
+        draw_pool(stream, entry["spec"])
         check(stream.dice == entry["dice"], "dice_mismatch", "Los dados no salen de la semilla.")
         return stream
     if parent is None:
         raise RollogError("parent_missing", "Falta la entrada madre de la repetición.")
+    if entry["kind"] == "extend":
+        check_parent_link(entry, parent)
+        drawn = draw_pool(stream, entry["spec"])
+        check(drawn == entry["drawn"], "dice_mismatch", "Los dados añadidos no salen de la semilla.")
+        check(
+            list(parent.entry["dice"]) + drawn == entry["dice"],
+            "dice_mismatch",
+            "El resultado no son los dados de la madre seguidos de los añadidos.",
+        )
+        return stream
     check_reroll_link(entry, parent)
+    faces = expand_spec(entry["spec"])
     positions = entry["rerolled"]
     check_positions(positions, len(faces))
     for p in positions:
@@ -553,18 +720,42 @@ def check_dice(entry: Mapping[str, Any], parent: LoadedEntry | None) -> DiceStre
     return stream
 
 
+def check_sealed_family(parent: Opened, child_audience: str | None) -> None:
+    """Re-rolls and extensions of a sealed roll are sealed too, for the same audience (§3.7)."""
+    if parent.audience is not None:
+        check(
+            child_audience == parent.audience,
+            "sealed_child_mismatch",
+            "Una repetición o extensión de una tirada sellada va sellada y para el mismo público.",
+        )
+
+
 # --- The bundle (§3.10) ------------------------------------------------------------
 
 
 @dataclass(frozen=True)
 class RollProof:
-    """Everything checked for one roll, for printing or for a web page."""
+    """Everything checked for one roll, for printing or for a web page.
+
+    ``content`` is what the roll says (the entry itself, or a sealed entry's
+    checked opening); None, with ``stream`` None, for a sealed entry verified
+    without its opening: its chain position only.
+    """
 
     entry: LoadedEntry
     epoch_open: LoadedEntry
-    parent: LoadedEntry | None
-    stream: DiceStream
+    parent: Opened | None
+    stream: DiceStream | None
+    content: Opened | None
     warnings: tuple[str, ...] = ()
+
+    @property
+    def sealed(self) -> bool:
+        return self.entry.entry["kind"] == SEALED
+
+    @property
+    def disclosed(self) -> bool:
+        return self.content is not None
 
 
 def check_bundle_copies(bundle: Mapping[str, Any], loaded: LoadedEntry) -> None:
@@ -596,8 +787,26 @@ def check_head(bundle: Mapping[str, Any], loaded: LoadedEntry, public_key: Ed255
     )
 
 
+def load_parent(ref: object, public_key: Ed25519PublicKey) -> Opened:
+    """A bundle's parent: ``{entry_b64, sig}``, plus ``opening_b64`` when sealed."""
+    loaded = load_signed(ref, public_key)
+    check_fields(loaded.entry)
+    opening = ref.get("opening_b64") if isinstance(ref, Mapping) else None
+    if loaded.entry["kind"] == SEALED:
+        check(opening is not None, "parent_missing", "Falta la apertura de la tirada madre sellada.")
+    parent = content_of(loaded, opening)
+    if parent is None:  # unreachable: a sealed parent without opening was refused above
+        raise RollogError("parent_missing", "Falta la apertura de la tirada madre sellada.")
+    return parent
+
+
 def verify_bundle(bundle: object, public_key: Ed25519PublicKey) -> RollProof:
-    """Verify one roll bundle completely; raise ``RollogError`` on the first fault."""
+    """Verify one roll bundle completely; raise ``RollogError`` on the first fault.
+
+    A sealed roll given without its opening is verified as far as it can be:
+    signature, permalink, epoch and seed slot ("sealed: chain position
+    verified, content not disclosed").
+    """
     if not isinstance(bundle, Mapping):
         raise RollogError("bad_bundle", "El paquete no es un objeto JSON.")
     check(bundle.get("format") == FORMAT, "bad_bundle", f"El paquete no es {FORMAT}.")
@@ -605,47 +814,77 @@ def verify_bundle(bundle: object, public_key: Ed25519PublicKey) -> RollProof:
     loaded = load_signed(bundle, public_key)  # entry_b64 and sig sit at the top level
     entry = loaded.entry
     check_fields(entry)
-    check(entry["kind"] in ROLL_KINDS, "not_a_roll", "La entrada no es una tirada.")
+    check(entry["kind"] in (*ROLL_KINDS, SEALED), "not_a_roll", "La entrada no es una tirada.")
     check_bundle_copies(bundle, loaded)
     epoch = load_signed(bundle.get("epoch_open"), public_key)
     check_fields(epoch.entry)
     check_epoch_link(entry, epoch.entry, key_hex)
     check_seed(entry, bytes.fromhex(epoch.entry["anchor"]), entry["epoch_index"])
-    parent = None
-    if entry["kind"] == "reroll":
-        parent = load_signed(bundle.get("parent"), public_key)
-        check_fields(parent.entry)
-    stream = check_dice(entry, parent)
+    if entry["kind"] == SEALED:
+        content = content_of(loaded, bundle.get("opening_b64"))
+    else:
+        check(bundle.get("opening_b64") is None, "bad_bundle", "Una tirada pública no lleva apertura.")
+        content = content_of(loaded)
+    parent = stream = None
+    if content is not None:
+        if content.entry["kind"] != "roll":
+            parent = load_parent(bundle.get("parent"), public_key)
+            check_sealed_family(parent, content.audience)
+        stream = check_dice(content.entry, parent)
     check_head(bundle, loaded, public_key)
     warnings = []
     if bundle.get("public_key") not in (None, key_hex):
         warnings.append("El paquete anuncia otra clave pública; se ha usado la clave fijada.")
-    return RollProof(loaded, epoch, parent, stream, tuple(warnings))
+    return RollProof(loaded, epoch, parent, stream, content, tuple(warnings))
+
+
+SEALED_UNDISCLOSED = "sellada: posición en la cadena verificada, contenido no revelado"
 
 
 # --- Command line ----------------------------------------------------------------
 
 
 def describe(proof: RollProof) -> list[str]:
-    e = proof.entry.entry
+    outer = proof.entry.entry
+    if proof.content is None:
+        return [
+            f"OK: tirada {SEALED_UNDISCLOSED} ({FORMAT})",
+            "  (sealed: chain position verified, content not disclosed)",
+            f"  campaña {outer['campaign']}, entrada #{outer['seq']}, {outer['time']}, público «{outer['audience']}»",
+            f"  semilla x_{outer['epoch_index']} encadenada con el ancla de la época {outer['epoch']}",
+            f"  compromiso: {outer['commitment']}",
+            f"  hash de la entrada: {proof.entry.hash_hex}",
+            f"  enlace permanente: {permalink_id(proof.entry.hash)}",
+            "  firma Ed25519 válida con la clave fijada",
+        ]
+    e = proof.content.entry
     parent = proof.parent.entry if proof.parent else None
-    kind = f"repetición de la entrada #{parent['seq']}" if parent else "tirada"
+    kinds = {"reroll": "repetición", "extend": "extensión"}
+    kind = f"{kinds[e['kind']]} de la entrada #{parent['seq']}" if parent else "tirada"
     lines = [
         f"OK: tirada verificada ({FORMAT})",
         f"  campaña {e['campaign']}, entrada #{e['seq']} ({kind}), {e['time']}",
+    ]
+    if proof.sealed:
+        lines.append(
+            f"  sellada para «{outer['audience']}»: la apertura coincide con el compromiso {outer['commitment']}"
+        )
+    lines += [
         f"  quién: {e['user']} / {e['character']}, escena {e['scene']}",
         f"  motivo: {e['purpose']}",
     ]
-    if parent:
+    if parent and e["kind"] == "extend":
+        lines.append(f"  dados: {parent['dice']} + {e['spec']} -> {e['drawn']} -> {e['dice']}")
+    elif parent:
         lines.append(
             f"  dados: {e['spec']} {parent['dice']} -> posiciones {e['rerolled']} repetidas "
             f"-> {e['drawn']} -> {e['dice']}"
         )
     else:
         lines.append(f"  dados: {e['spec']} -> {e['dice']} (orden de generación)")
-    rejected = proof.stream.rejected
+    stream = proof.stream or DiceStream(b"", "")
     lines += [
-        f"  bytes usados: {proof.stream.consumed}, rechazados: {rejected or 'ninguno'}",
+        f"  bytes usados: {stream.consumed}, rechazados: {stream.rejected or 'ninguno'}",
         f"  semilla x_{e['epoch_index']} encadenada con el ancla de la época {e['epoch']}",
         f"  semilla del cliente: {e['client_seed']} ({e['client_seed_source']})",
         f"  hash de la entrada: {proof.entry.hash_hex}",

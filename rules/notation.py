@@ -19,9 +19,11 @@ The written dice count towards the limit when parsing; explosions draw extra
 dice only while the roll holds fewer than 100, and the result says
 ``truncated`` when an explosion was cut short.
 
-Dice are drawn term by term, left to right; an exploding die's extra die is
-drawn right after it. Keep and drop act on all the dice of a term (explosion
-dice included); among equal values the earlier die is kept (or dropped) first.
+Dice are drawn as the roll log draws them (rollog v1.1 §3.4b): every written
+die term by term, left to right; then, walking the dice from the first, each
+exploding die that shows its highest face adds one more die at the end.
+Keep and drop act on all the dice of a term (explosion dice included); among
+equal values the earlier die is kept (or dropped) first.
 """
 
 from __future__ import annotations
@@ -144,10 +146,8 @@ class Expression:
         return tuple(t.faces for t in self.terms if isinstance(t, Dice) for _ in range(t.count))
 
     def pool_spec(self) -> str:
-        """The dice pool for the roll log, e.g. ``2d6+1d8`` (signs and options dropped)."""
-        if self.explodes:
-            raise ValueError("Una tirada con dados explosivos no tiene una lista fija de dados.")
-        return "+".join(f"{t.count}d{t.faces}" for t in self.terms if isinstance(t, Dice))
+        """The dice pool for the roll log, e.g. ``2d6+1d8`` or ``3d10!`` (signs and options dropped)."""
+        return "+".join(f"{t.count}d{t.faces}{'!' if t.explode else ''}" for t in self.terms if isinstance(t, Dice))
 
 
 # --- Parsing -------------------------------------------------------------------
@@ -365,42 +365,53 @@ def _kept_flags(values: list[int], mode: KeepMode | None, n: int) -> list[bool]:
 
 
 def evaluate(expr: Expression, source: DiceSource) -> RollResult:
-    # Explosions may only use what the written dice leave of the 100-dice limit.
-    spare = MAX_DICE - expr.dice_count
-    truncated = False
-    dice: list[RolledDie] = []
-    total = 0
+    """Draw the dice in the roll log's order (rollog v1.1 §3.4b) and read them.
+
+    Every written die first, term by term; then one walk over the growing
+    list from the first die: each die of an exploding term that shows its
+    highest face adds one more die of its term at the end (added dice may
+    explode in turn), while the roll holds fewer than MAX_DICE dice.
+    """
+    values: list[int] = []
+    terms: list[int] = []  # the term of each die, by position
     for index, term in enumerate(expr.terms):
-        if isinstance(term, Constant):
-            total += term.sign * term.value
-            continue
-        values: list[int] = []
-        exploded: list[bool] = []
-        from_explosion: list[bool] = []
-        for _ in range(term.count):
-            value = check_die(source.roll(term.faces), term.faces)
-            values.append(value)
-            from_explosion.append(False)
-            exploded.append(False)
-            # An exploding die showing its highest face draws one more, right after it.
-            while term.explode and value == term.faces:
-                if spare <= 0:
-                    truncated = True
-                    break
-                exploded[-1] = True
-                value = check_die(source.roll(term.faces), term.faces)
-                spare -= 1
-                values.append(value)
-                from_explosion.append(True)
+        if isinstance(term, Dice):
+            for _ in range(term.count):
+                values.append(check_die(source.roll(term.faces), term.faces))
+                terms.append(index)
+    exploded = [False] * len(values)
+    from_explosion = [False] * len(values)
+    truncated = False
+    position = 0
+    while position < len(values):
+        term = expr.terms[terms[position]]
+        assert isinstance(term, Dice)
+        if term.explode and values[position] == term.faces:
+            if len(values) >= MAX_DICE:
+                truncated = True
+            else:
+                exploded[position] = True
+                values.append(check_die(source.roll(term.faces), term.faces))
+                terms.append(terms[position])
                 exploded.append(False)
-        kept = _kept_flags(values, term.keep, term.keep_count)
-        for i, value in enumerate(values):
-            success = None
-            if term.compare is not None:
-                success = kept[i] and term.compare.test(value, term.target)
-            dice.append(RolledDie(value, term.faces, index, kept[i], exploded[i], from_explosion[i], success))
-            if kept[i]:
-                total += term.sign * (int(success) if success is not None else value)
+                from_explosion.append(True)
+        position += 1
+    kept = [True] * len(values)
+    for index, term in enumerate(expr.terms):
+        if isinstance(term, Dice):
+            mine = [i for i, t in enumerate(terms) if t == index]
+            for i, flag in zip(mine, _kept_flags([values[i] for i in mine], term.keep, term.keep_count), strict=True):
+                kept[i] = flag
+    total = sum(term.sign * term.value for term in expr.terms if isinstance(term, Constant))
+    dice: list[RolledDie] = []
+    for i, value in enumerate(values):
+        term = expr.terms[terms[i]]
+        success = None
+        if term.compare is not None:
+            success = kept[i] and term.compare.test(value, term.target)
+        dice.append(RolledDie(value, term.faces, terms[i], kept[i], exploded[i], from_explosion[i], success))
+        if kept[i]:
+            total += term.sign * (int(success) if success is not None else value)
     return RollResult(expr, tuple(dice), total, truncated)
 
 

@@ -69,8 +69,7 @@ def test_faces_in_draw_order_and_pool_spec_for_the_roll_log():
     assert n.parse("5").faces() == ()
     with pytest.raises(ValueError, match="explosivos"):
         n.parse("3d10!").faces()
-    with pytest.raises(ValueError, match="explosivos"):
-        n.parse("3d10!").pool_spec()
+    assert n.parse("3d10!+1d6-2d4!kh1").pool_spec() == "3d10!+1d6+2d4!"
 
 
 # --- Evaluation ----------------------------------------------------------------
@@ -103,19 +102,28 @@ def test_ties_keep_or_drop_the_earlier_die_first():
     assert [d.kept for d in n.roll("3d6dl1", FixedDice([2, 2, 6])).dice] == [False, True, True]
 
 
-def test_exploding_dice_draw_right_after_the_die_that_exploded():
-    result = n.roll("3d10!", FixedDice([10, 10, 2, 5, 10, 1]))
+def test_exploding_dice_are_drawn_after_the_written_ones_in_the_roll_logs_order():
+    # rollog v1.1 §3.4b: written dice [10, 5, 10]; die 0 explodes into die 3
+    # (10), die 2 into die 4 (1), die 3 into die 5 (2).
+    result = n.roll("3d10!", FixedDice([10, 5, 10, 10, 1, 2]))
     assert flags(result) == [
         (10, True, True, False),
-        (10, True, True, True),
-        (2, True, False, True),
         (5, True, False, False),
         (10, True, True, False),
+        (10, True, True, True),
         (1, True, False, True),
+        (2, True, False, True),
     ]
     assert result.total == 38
     assert result.truncated is False
-    assert result.detail() == "3d10!: [10!, 10!, 2, 5, 10!, 1] = 38"
+    assert result.detail() == "3d10!: [10!, 5, 10!, 10!, 1, 2] = 38"
+
+
+def test_explosion_order_matches_vector_t10b():
+    # T10b: 2d6!+1d8 drawn as [6, 5, 8, 6, 6, 2]; the d8's 8 does not explode.
+    result = n.roll("2d6!+1d8", FixedDice([6, 5, 8, 6, 6, 2]))
+    assert [(d.value, d.term) for d in result.dice] == [(6, 0), (5, 0), (8, 1), (6, 0), (6, 0), (2, 0)]
+    assert result.total == 33
 
 
 def test_keep_applies_to_explosion_dice_too():
@@ -140,7 +148,7 @@ def test_explosions_stop_at_one_hundred_dice():
     result = n.roll("99d6!", AlwaysMax())
     assert len(result.dice) == 100
     assert result.truncated is True
-    assert result.dice[1].from_explosion is True
+    assert result.dice[99].from_explosion is True and result.dice[98].from_explosion is False
     assert result.detail().endswith("(explosiones cortadas en 100 dados)")
     # Written dice are never cut: explosions only use what the limit leaves.
     result = n.roll("50d2!+50d2", AlwaysMax())

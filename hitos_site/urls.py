@@ -13,3 +13,6 @@ urlpatterns = [
     path("idioma/", account_views.language_set, name="language-set"),
     path("admin/", admin.site.urls),
 ]
+
+# Rendered without the database or context processors: see hitos_site/errors.py.
+handler500 = "hitos_site.errors.server_error"

@@ -7,11 +7,7 @@ app_name = "accounts"
 
 urlpatterns = [
     path("alta/", views.signup, name="signup"),
-    path(
-        "entrar/",
-        auth_views.LoginView.as_view(template_name="accounts/login.html", redirect_authenticated_user=True),
-        name="login",
-    ),
+    path("entrar/", views.login_page, name="login"),
     path("salir/", auth_views.LogoutView.as_view(), name="logout"),
     path("perfil/", views.profile, name="profile"),
     path("avisos/", views.notifications, name="notifications"),
@@ -30,16 +26,7 @@ urlpatterns = [
         auth_views.PasswordChangeDoneView.as_view(template_name="accounts/password_change_done.html"),
         name="password-change-done",
     ),
-    path(
-        "recuperar/",
-        auth_views.PasswordResetView.as_view(
-            template_name="accounts/password_reset.html",
-            email_template_name="accounts/email/password_reset.txt",
-            subject_template_name="accounts/email/password_reset_subject.txt",
-            success_url=reverse_lazy("accounts:password-reset-done"),
-        ),
-        name="password-reset",
-    ),
+    path("recuperar/", views.password_reset, name="password-reset"),
     path(
         "recuperar/enviado/",
         auth_views.PasswordResetDoneView.as_view(template_name="accounts/password_reset_done.html"),

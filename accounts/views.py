@@ -1,16 +1,25 @@
+import ipaddress
+import math
+from datetime import datetime, timedelta
+
+from axes.handlers.proxy import AxesProxyHandler
+from axes.helpers import get_cool_off, get_failure_limit
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth import login
+from django.contrib.auth import views as auth_views
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest
 from django.shortcuts import get_object_or_404, redirect, render
-from django.urls import reverse
-from django.utils import translation
-from django.utils.cache import patch_vary_headers
+from django.template.response import TemplateResponse
+from django.urls import reverse, reverse_lazy
+from django.utils import timezone, translation
+from django.utils.cache import add_never_cache_headers, patch_vary_headers
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
+from django_ratelimit.core import get_usage
 
 from accounts.forms import ProfileForm, SignUpForm
 from campaigns import notify
@@ -135,3 +144,139 @@ def notifications_read_all(request: HtmxHttpRequest) -> HttpResponse:
     if count:
         messages.success(request, _("Todos los avisos están marcados como leídos."))
     return redirect("accounts:notifications")
+
+
+# Throttling of log-ins (django-axes, configured in settings) and of
+# password-reset requests (django-ratelimit).
+
+
+def client_ip(request: HttpRequest) -> str | None:
+    """The address a request comes from, as throttling counts it.
+
+    Behind ``TRUSTED_PROXY_COUNT`` reverse proxies, each appending to
+    X-Forwarded-For the address it received the request from, the client is
+    the entry that many places from the right; entries further left were
+    written by the client and prove nothing. Without the header (a request
+    that did not pass the proxies) the connection's address is used. An IPv6
+    address counts by its /64 network, which one home or server usually holds
+    whole. ``None`` when no valid address can be read.
+    """
+    address = request.META.get("REMOTE_ADDR", "")
+    proxies = settings.TRUSTED_PROXY_COUNT
+    if proxies:
+        forwarded = [part.strip() for part in request.META.get("HTTP_X_FORWARDED_FOR", "").split(",")]
+        forwarded = [part for part in forwarded if part]
+        if forwarded:
+            address = forwarded[-min(proxies, len(forwarded))]
+    try:
+        ip = ipaddress.ip_address(address)
+    except ValueError:
+        return None
+    if ip.version == 6:
+        if ip.ipv4_mapped:
+            return str(ip.ipv4_mapped)
+        return str(ipaddress.ip_network(f"{ip}/64", strict=False).network_address)
+    return str(ip)
+
+
+def _throttled(request: HttpRequest, template: str, retry_at: datetime) -> HttpResponse:
+    """A 429 page saying when the refused action can be tried again."""
+    seconds_left = max(1, math.ceil((retry_at - timezone.now()).total_seconds()))
+    context = {"retry_at": retry_at, "minutes_left": math.ceil(seconds_left / 60)}
+    response = render(request, template, context, status=429)
+    response["Retry-After"] = str(seconds_left)
+    add_never_cache_headers(response)
+    return response
+
+
+def _login_locked_until(request: HttpRequest, credentials: dict | None) -> datetime:
+    """When the lock on this request's username, or its address, ends.
+
+    Axes counts the failures newer than the cool-off, per username and per
+    address, so a lock lasts until the failure that reached the limit, counted
+    from the newest, is a cool-off old. With several locks, the latest end.
+    """
+    AxesProxyHandler.update_request(request)
+    limit = get_failure_limit(request, credentials)
+    cool_off = get_cool_off(request)
+    ends = []
+    for attempts in AxesProxyHandler.get_implementation().get_user_attempts(request, credentials):
+        counted = 0
+        for attempt_time, failures in attempts.order_by("-attempt_time").values_list(
+            "attempt_time", "failures_since_start"
+        ):
+            counted += failures
+            if counted >= limit:
+                ends.append(attempt_time + cool_off)
+                break
+    return max(ends, default=timezone.now() + cool_off)
+
+
+def login_locked_out(
+    request: HttpRequest, original_response: HttpResponse | None = None, credentials: dict | None = None
+) -> HttpResponse:
+    """django-axes' lockout response (``AXES_LOCKOUT_CALLABLE``), for the site's and the admin's log-in."""
+    # Axes' async middleware passes the credentials one place early; the
+    # request keeps them either way.
+    credentials = getattr(request, "axes_credentials", None) or credentials
+    return _throttled(request, "accounts/login_locked.html", _login_locked_until(request, credentials))
+
+
+_login_form = auth_views.LoginView.as_view(template_name="accounts/login.html", redirect_authenticated_user=True)
+
+
+@require_http_methods(["GET", "POST"])
+def login_page(request: HttpRequest) -> HttpResponse:
+    """Django's log-in view; after a failed attempt it says how many remain before a lockout."""
+    response = _login_form(request)
+    failures = getattr(request, "axes_failures_since_start", None)
+    if failures and isinstance(response, TemplateResponse):
+        response.context_data["attempts_left"] = max(get_failure_limit(request, None) - failures, 0)
+        response.context_data["lockout_minutes"] = math.ceil(get_cool_off(request).total_seconds() / 60)
+    return response
+
+
+_password_reset_form = auth_views.PasswordResetView.as_view(
+    template_name="accounts/password_reset.html",
+    email_template_name="accounts/email/password_reset.txt",
+    subject_template_name="accounts/email/password_reset_subject.txt",
+    success_url=reverse_lazy("accounts:password-reset-done"),
+)
+
+
+def _reset_email_key(group: str, request: HttpRequest) -> str:
+    return request.POST.get("email", "").strip().casefold()
+
+
+def _reset_address_key(group: str, request: HttpRequest) -> str:
+    return client_ip(request) or ""
+
+
+def _password_reset_refused_until(request: HttpRequest) -> datetime | None:
+    """Count this request for its e-mail address and for its client address.
+
+    Returns when the request may be repeated if either count is over its
+    limit (the later of the two windows' ends), else ``None``. Addresses are
+    counted whether or not an account has them, so a refusal reveals nothing.
+    """
+    waits = []
+    for group, key, rate in (
+        ("accounts:password-reset:email", _reset_email_key, settings.PASSWORD_RESET_RATE_PER_EMAIL),
+        ("accounts:password-reset:address", _reset_address_key, settings.PASSWORD_RESET_RATE_PER_IP),
+    ):
+        usage = get_usage(request, group=group, key=key, rate=rate, method="POST", increment=True)
+        if usage is not None and usage["should_limit"]:
+            waits.append(usage["time_left"])
+    if not waits:
+        return None
+    return timezone.now() + timedelta(seconds=max(waits))
+
+
+@require_http_methods(["GET", "POST"])
+def password_reset(request: HttpRequest) -> HttpResponse:
+    """Django's password-reset request, refused for a while after too many."""
+    if request.method == "POST":
+        retry_at = _password_reset_refused_until(request)
+        if retry_at is not None:
+            return _throttled(request, "accounts/password_reset_throttled.html", retry_at)
+    return _password_reset_form(request)

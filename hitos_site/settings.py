@@ -8,6 +8,7 @@ Every variable is documented in the README. Development needs none of them:
 from __future__ import annotations
 
 import secrets
+from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
@@ -47,6 +48,7 @@ INSTALLED_APPS = [
     "django_htmx",
     "crispy_forms",
     "crispy_bootstrap5",
+    "axes",
     "accounts",
     "campaigns",
     "sheets",
@@ -66,6 +68,8 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    # Last, as django-axes asks: it turns a locked-out log-in into our lockout page.
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "hitos_site.urls"
@@ -116,6 +120,12 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
+]
+# django-axes' backend comes first so that a locked-out account or address
+# cannot log in even with the right password; it authenticates no one itself.
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
 ]
 LOGIN_URL = "accounts:login"
 LOGIN_REDIRECT_URL = "home"
@@ -210,8 +220,46 @@ LANGUAGE_COOKIE_SECURE = SESSION_COOKIE_SECURE
 SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 0 if DEBUG else 31536000, minimum=0)
 SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", not DEBUG)
 SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", not DEBUG)
-if env_bool("SECURE_PROXY_SSL_HEADER", False):
+_behind_proxy = env_bool("SECURE_PROXY_SSL_HEADER", False)
+if _behind_proxy:
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+
+# The client's address, for throttling (accounts.views.client_ip): the
+# connection's own address, or, behind this many reverse proxies that each
+# append to X-Forwarded-For, the address the outermost of them saw. Behind a
+# proxy the connection's address is the proxy's, shared by every visitor, so
+# the default follows SECURE_PROXY_SSL_HEADER.
+TRUSTED_PROXY_COUNT = env_int("TRUSTED_PROXY_COUNT", 1 if _behind_proxy else 0, minimum=0)
+
+# Log-in throttling (django-axes). Failed log-ins are counted per username and,
+# separately, per client address, in the database so that every server
+# process sees the same count. The LOGIN_FAILURE_LIMIT-th failure within
+# LOGIN_LOCKOUT_MINUTES locks that username, or that address, until
+# LOGIN_LOCKOUT_MINUTES after the last counted failure. Attempts made while
+# locked are refused without being counted, so the time the lockout page
+# announces holds. A successful log-in does not wipe the count: with it, an
+# attacker with an account of their own could reset the address's count
+# between guesses.
+AXES_HANDLER = "axes.handlers.database.AxesDatabaseHandler"
+AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
+AXES_FAILURE_LIMIT = env_int("LOGIN_FAILURE_LIMIT", 5, minimum=1)
+AXES_COOLOFF_TIME = timedelta(minutes=env_int("LOGIN_LOCKOUT_MINUTES", 15, minimum=1))
+AXES_RESET_ON_SUCCESS = False
+AXES_RESET_COOL_OFF_ON_FAILURE_DURING_LOCKOUT = False
+AXES_LOCKOUT_CALLABLE = "accounts.views.login_locked_out"
+AXES_CLIENT_IP_CALLABLE = "accounts.views.client_ip"
+AXES_HTTP_RESPONSE_CODE = 429
+# No record of every successful log-in (who, from where): we never read it.
+AXES_DISABLE_ACCESS_LOG = True
+
+# Password-reset requests (django-ratelimit, counting in the cache): at most
+# PASSWORD_RESET_EMAIL_LIMIT per e-mail address and PASSWORD_RESET_IP_LIMIT
+# per client address in each window of PASSWORD_RESET_WINDOW_MINUTES. With
+# the per-process memory cache each server process counts on its own;
+# REDIS_URL makes the count site-wide.
+_reset_window = env_int("PASSWORD_RESET_WINDOW_MINUTES", 60, minimum=1)
+PASSWORD_RESET_RATE_PER_EMAIL = f"{env_int('PASSWORD_RESET_EMAIL_LIMIT', 3, minimum=1)}/{_reset_window}m"
+PASSWORD_RESET_RATE_PER_IP = f"{env_int('PASSWORD_RESET_IP_LIMIT', 10, minimum=1)}/{_reset_window}m"
 
 LOGGING = {
     "version": 1,

@@ -1,21 +1,39 @@
 from crispy_forms.helper import FormHelper
 from crispy_forms.layout import Submit
 from django import forms
-from django.contrib.auth.forms import UserCreationForm
+from django.contrib.auth.forms import AuthenticationForm, UserCreationForm, UsernameField
 from django.utils.translation import gettext_lazy as _
 
+from accounts.limits import LIMIT_MESSAGES, max_length_of
 from accounts.models import User
 
 
+class LoginForm(AuthenticationForm):
+    """Django's log-in form sizes the username's input but never checks its
+    length: an over-long name reached authenticate() and the log-in
+    throttle's table of attempts (a server error on PostgreSQL). Here it is
+    refused like any over-long field. For ``LoginView(authentication_form=…)``."""
+
+    username = UsernameField(
+        max_length=max_length_of(User, "username"),
+        error_messages=LIMIT_MESSAGES,
+        widget=forms.TextInput(attrs={"autofocus": True}),
+    )
+
+
 class SignUpForm(UserCreationForm):
+    # A form's EmailField takes up to 320 characters; the column holds fewer.
     email = forms.EmailField(
         label=_("Correo electrónico"),
+        max_length=max_length_of(User, "email"),
+        error_messages=LIMIT_MESSAGES,
         help_text=_("Solo para recuperar tu contraseña y, si quieres, recibir avisos."),
     )
 
     class Meta(UserCreationForm.Meta):
         model = User
         fields = ("username", "email")
+        error_messages = {"username": LIMIT_MESSAGES}
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -43,6 +61,7 @@ class ProfileForm(forms.ModelForm):
             )
         }
         widgets = {"email_notifications": forms.RadioSelect}
+        error_messages = {"display_name": LIMIT_MESSAGES}
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)

@@ -21,7 +21,7 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django_ratelimit.core import get_usage
 
-from accounts.forms import ProfileForm, SignUpForm
+from accounts.forms import LoginForm, ProfileForm, SignUpForm
 from campaigns import notify
 from campaigns.models import Notification
 from hitos_site.htmx import HtmxHttpRequest
@@ -222,7 +222,9 @@ def login_locked_out(
     return _throttled(request, "accounts/login_locked.html", _login_locked_until(request, credentials))
 
 
-_login_form = auth_views.LoginView.as_view(template_name="accounts/login.html", redirect_authenticated_user=True)
+_login_form = auth_views.LoginView.as_view(
+    template_name="accounts/login.html", redirect_authenticated_user=True, authentication_form=LoginForm
+)
 
 
 @require_http_methods(["GET", "POST"])

@@ -5,13 +5,34 @@ from crispy_forms.layout import Submit
 from django import forms
 from django.utils.translation import gettext_lazy as _
 
-from campaigns.models import Campaign, Post, Role, Scene
-from rolls.forms import MODIFIER_LIMIT, client_seed_field
+from accounts.limits import LIMIT_MESSAGES, HiddenErrorsShown, max_length_of, number_field, split_lines, text_field
+from campaigns.models import (
+    Application,
+    Campaign,
+    ModerationLog,
+    Post,
+    PostReport,
+    PostRevision,
+    Role,
+    Scene,
+    SceneAspect,
+)
+from rolls.forms import MODIFIER_LIMIT, MODIFIER_REASON_MAX, client_seed_field
+from rolls.models import RollEntry, RollRequest
 from rules import hitos
 from rules.hitos_options import HitosOptions
 from sheets.models import CHARACTERISTIC_LABELS
 
-BODY_MAX = 50000
+BODY_MAX = max_length_of(Post, "body")
+# A moderation reason is kept on the post it hides and in the moderation log.
+REASON_MAX = min(
+    max_length_of(Post, "hidden_reason"), max_length_of(PostReport, "reason"), max_length_of(ModerationLog, "reason")
+)
+# The reason of an edit is kept in the post's history and, when the GM edits
+# someone else's post, in the moderation log.
+EDIT_REASON_MAX = min(max_length_of(PostRevision, "reason"), max_length_of(ModerationLog, "reason"))
+# The most situation aspects a scene has.
+SCENE_ASPECTS_MAX = 20
 # Roll rows offered with a post ("añadir tirada"); unused rows are ignored.
 ROLL_ROWS = 3
 CHARACTERISTIC_CHOICES = list(CHARACTERISTIC_LABELS.items())
@@ -23,6 +44,7 @@ class CampaignForm(forms.ModelForm):
         model = Campaign
         fields = ("title", "system", "visibility", "status", "description")
         widgets = {"description": forms.Textarea(attrs={"rows": 6})}
+        error_messages = {"title": LIMIT_MESSAGES, "description": LIMIT_MESSAGES}
         help_texts = {
             "description": _("Markdown: **negrita**, *cursiva*, listas y enlaces. No se admite HTML."),
             "visibility": _("Pública: cualquiera lee las escenas abiertas a todos. Privada: solo los miembros."),
@@ -79,7 +101,10 @@ class CampaignOptionsForm(forms.Form):
     )
     players_mark_own_meters = forms.BooleanField(label=_("Los jugadores marcan sus propios medidores"), required=False)
     activation_deadline_hours = forms.IntegerField(
-        label=_("Plazo para responder a una activación negativa (horas)"), min_value=1, max_value=720
+        label=_("Plazo para responder a una activación negativa (horas)"),
+        min_value=1,
+        max_value=720,
+        error_messages=LIMIT_MESSAGES,
     )
 
     RULE_FIELDS = (
@@ -109,9 +134,10 @@ class CampaignOptionsForm(forms.Form):
 
 
 class ApplicationForm(forms.Form):
-    text = forms.CharField(
+    text = text_field(
+        Application,
+        "text",
         label=_("Preséntate"),
-        max_length=2000,
         widget=forms.Textarea(attrs={"rows": 4}),
         help_text=_("Unas líneas para la dirección: quién eres, qué personaje te gustaría llevar, tu ritmo."),
     )
@@ -124,15 +150,25 @@ class ApplicationForm(forms.Form):
 
 class DecisionForm(forms.Form):
     decision = forms.ChoiceField(choices=[("accept", _("Aceptar")), ("reject", _("Rechazar"))])
-    answer = forms.CharField(label=_("Respuesta"), required=False, max_length=2000)
+    # The answer is kept on the application and in the moderation log.
+    answer = forms.CharField(
+        label=_("Respuesta"),
+        required=False,
+        max_length=min(max_length_of(Application, "answer"), max_length_of(ModerationLog, "reason")),
+        error_messages=LIMIT_MESSAGES,
+    )
 
 
 class InvitationForm(forms.Form):
     role = forms.ChoiceField(
         label=_("Papel"), choices=[(Role.PLAYER, Role.PLAYER.label), (Role.READER, Role.READER.label)]
     )
-    days = forms.IntegerField(label=_("Caduca en (días)"), min_value=1, max_value=90, initial=7)
-    max_uses = forms.IntegerField(label=_("Usos máximos"), min_value=1, max_value=100, initial=5)
+    days = forms.IntegerField(
+        label=_("Caduca en (días)"), min_value=1, max_value=90, initial=7, error_messages=LIMIT_MESSAGES
+    )
+    max_uses = forms.IntegerField(
+        label=_("Usos máximos"), min_value=1, max_value=100, initial=5, error_messages=LIMIT_MESSAGES
+    )
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -141,7 +177,7 @@ class InvitationForm(forms.Form):
 
 
 class ReasonForm(forms.Form):
-    reason = forms.CharField(label=_("Motivo"), max_length=500)
+    reason = forms.CharField(label=_("Motivo"), max_length=REASON_MAX, error_messages=LIMIT_MESSAGES)
 
     def clean_reason(self) -> str:
         reason = " ".join(self.cleaned_data["reason"].split())
@@ -151,7 +187,8 @@ class ReasonForm(forms.Form):
 
 
 class OptionalReasonForm(forms.Form):
-    reason = forms.CharField(label=_("Motivo"), max_length=500, required=False)
+    # Resolving a report keeps the reason in the moderation log only.
+    reason = text_field(ModerationLog, "reason", label=_("Motivo"), required=False)
 
 
 class RoleForm(forms.Form):
@@ -165,6 +202,7 @@ class SceneForm(forms.ModelForm):
         widget=forms.Textarea(attrs={"rows": 3}),
         help_text=_("Uno por línea. Cualquier jugador de la escena puede activarlos."),
     )
+    position = number_field(Scene, "position")
 
     class Meta:
         model = Scene
@@ -173,6 +211,7 @@ class SceneForm(forms.ModelForm):
             "description": forms.Textarea(attrs={"rows": 5}),
             "participants": forms.CheckboxSelectMultiple,
         }
+        error_messages = {"title": LIMIT_MESSAGES, "description": LIMIT_MESSAGES}
 
     def __init__(self, *args, members=(), creating: bool = False, **kwargs):
         super().__init__(*args, **kwargs)
@@ -188,13 +227,11 @@ class SceneForm(forms.ModelForm):
         self.helper.add_input(Submit("submit", _("Crear escena") if creating else _("Guardar escena")))
 
     def clean_aspects(self) -> list[str]:
-        phrases = [" ".join(line.split()) for line in self.cleaned_data["aspects"].splitlines()]
-        phrases = [p for p in phrases if p]
-        for phrase in phrases:
-            if len(phrase) > 200:
-                raise forms.ValidationError(_("Cada aspecto puede tener como mucho 200 caracteres."))
-        if len(phrases) > 20:
-            raise forms.ValidationError(_("Como mucho 20 aspectos por escena."))
+        phrases = split_lines(self.cleaned_data["aspects"], max_length=max_length_of(SceneAspect, "phrase"))
+        if len(phrases) > SCENE_ASPECTS_MAX:
+            raise forms.ValidationError(
+                _("Como mucho %(limit)d aspectos por escena."), params={"limit": SCENE_ASPECTS_MAX}
+            )
         return phrases
 
     def clean(self):
@@ -204,9 +241,9 @@ class SceneForm(forms.ModelForm):
         return cleaned
 
 
-class PostForm(forms.Form):
+class PostForm(HiddenErrorsShown, forms.Form):
     voice = forms.ChoiceField(label=_("Escribir como"), choices=())
-    npc_name = forms.CharField(label=_("Nombre del PNJ"), max_length=80, required=False)
+    npc_name = text_field(Post, "npc_name", label=_("Nombre del PNJ"), required=False)
     body = forms.CharField(
         label=_("Mensaje"),
         widget=forms.Textarea(attrs={"rows": 8}),
@@ -218,10 +255,11 @@ class PostForm(forms.Form):
             )
         },
     )
-    note = forms.CharField(
+    note = text_field(
+        Post,
+        "note",
         label=_("Nota de juego (fuera de personaje)"),
         widget=forms.Textarea(attrs={"rows": 2}),
-        max_length=10000,
         required=False,
     )
     recipients = forms.ChoiceField(
@@ -232,7 +270,7 @@ class PostForm(forms.Form):
     )
     quote_of = forms.IntegerField(widget=forms.HiddenInput, required=False)
     # Made when the form is shown: the same form sent twice publishes once.
-    submission_key = forms.CharField(widget=forms.HiddenInput, required=False, max_length=64)
+    submission_key = text_field(Post, "submission_key", widget=forms.HiddenInput, required=False)
     # Any request id is taken here; the service says why one cannot be
     # answered (already answered, cancelled, asked of someone else).
     answers = forms.IntegerField(label=_("Petición de la dirección"), required=False, widget=forms.HiddenInput)
@@ -320,7 +358,7 @@ class PostForm(forms.Form):
         return None
 
 
-class PostRollForm(forms.Form):
+class PostRollForm(HiddenErrorsShown, forms.Form):
     """One "añadir tirada" row of the post form. A row with nothing chosen
     (no characteristic, modifier or purpose) is not used."""
 
@@ -336,24 +374,38 @@ class PostRollForm(forms.Form):
         required=False,
         min_value=-MODIFIER_LIMIT,
         max_value=MODIFIER_LIMIT,
+        error_messages=LIMIT_MESSAGES,
         help_text=_("Sin característica: para tiradas fuera de personaje o de PNJ sin ficha."),
     )
-    reason_1 = forms.CharField(label=_("Motivo del modificador"), required=False, max_length=80)
-    value_1 = forms.IntegerField(
-        label=_("Modificador"), required=False, min_value=-MODIFIER_LIMIT, max_value=MODIFIER_LIMIT
+    reason_1 = forms.CharField(
+        label=_("Motivo del modificador"), required=False, max_length=MODIFIER_REASON_MAX, error_messages=LIMIT_MESSAGES
     )
-    reason_2 = forms.CharField(label=_("Motivo del modificador"), required=False, max_length=80)
+    value_1 = forms.IntegerField(
+        label=_("Modificador"),
+        required=False,
+        min_value=-MODIFIER_LIMIT,
+        max_value=MODIFIER_LIMIT,
+        error_messages=LIMIT_MESSAGES,
+    )
+    reason_2 = forms.CharField(
+        label=_("Motivo del modificador"), required=False, max_length=MODIFIER_REASON_MAX, error_messages=LIMIT_MESSAGES
+    )
     value_2 = forms.IntegerField(
-        label=_("Modificador"), required=False, min_value=-MODIFIER_LIMIT, max_value=MODIFIER_LIMIT
+        label=_("Modificador"),
+        required=False,
+        min_value=-MODIFIER_LIMIT,
+        max_value=MODIFIER_LIMIT,
+        error_messages=LIMIT_MESSAGES,
     )
     difficulty = forms.CharField(
         label=_("Dificultad"),
         required=False,
         max_length=40,
+        error_messages=LIMIT_MESSAGES,
         initial=str(hitos.DEFAULT_DIFFICULTY),
         help_text=_("Un número o una palabra de la escala: %(names)s.") % {"names": _DIFFICULTY_NAMES},
     )
-    purpose = forms.CharField(label=_("Para qué"), required=False, max_length=300)
+    purpose = text_field(RollEntry, "purpose", label=_("Para qué"), required=False)
     client_seed = client_seed_field(marked=True)
 
     def __init__(self, *args, skill_groups=(), npcs=None, **kwargs):
@@ -424,9 +476,14 @@ class RollRequestForm(forms.Form):
 
     character = forms.ChoiceField(label=_("Personaje"))
     characteristic = forms.ChoiceField(label=_("Característica"), choices=CHARACTERISTIC_CHOICES)
-    skill = forms.CharField(label=_("Habilidad"), required=False, max_length=80)
+    skill = text_field(RollRequest, "skill", label=_("Habilidad"), required=False)
     modifier = forms.IntegerField(
-        label=_("Modificador"), initial=0, required=False, min_value=-MODIFIER_LIMIT, max_value=MODIFIER_LIMIT
+        label=_("Modificador"),
+        initial=0,
+        required=False,
+        min_value=-MODIFIER_LIMIT,
+        max_value=MODIFIER_LIMIT,
+        error_messages=LIMIT_MESSAGES,
     )
     difficulty = PostRollForm.base_fields["difficulty"]
     difficulty_hidden = forms.BooleanField(
@@ -434,7 +491,7 @@ class RollRequestForm(forms.Form):
         required=False,
         help_text=_("El jugador solo verá si tiene éxito o falla."),
     )
-    purpose = forms.CharField(label=_("Para qué"), max_length=300)
+    purpose = text_field(RollRequest, "purpose", label=_("Para qué"))
 
     clean_difficulty = PostRollForm.clean_difficulty
     clean_purpose = PostRollForm.clean_purpose
@@ -456,7 +513,12 @@ class RollRequestForm(forms.Form):
 class PostEditForm(forms.Form):
     body = PostForm.base_fields["body"]
     note = PostForm.base_fields["note"]
-    reason = forms.CharField(label=_("Motivo del cambio (opcional)"), max_length=500, required=False)
+    reason = forms.CharField(
+        label=_("Motivo del cambio (opcional)"),
+        max_length=EDIT_REASON_MAX,
+        required=False,
+        error_messages=LIMIT_MESSAGES,
+    )
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -467,4 +529,12 @@ class PostEditForm(forms.Form):
 
 
 class SearchForm(forms.Form):
-    q = forms.CharField(label=_("Buscar en la partida"), max_length=200, min_length=2)
+    q = forms.CharField(
+        label=_("Buscar en la partida"),
+        max_length=200,
+        min_length=2,
+        error_messages={
+            **LIMIT_MESSAGES,
+            "min_length": _("Escribe al menos %(limit_value)d caracteres (has escrito %(show_value)d)."),
+        },
+    )

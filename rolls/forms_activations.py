@@ -7,7 +7,10 @@ from crispy_forms.layout import Submit
 from django import forms
 from django.utils.translation import gettext_lazy as _
 
+from accounts.limits import LIMIT_MESSAGES, text_field
 from rolls.activations import FREE_TEXT, AspectOption
+from rolls.models import Activation
+from sheets.models import SheetEvent
 
 FREE_CHOICE = "libre"
 
@@ -34,13 +37,14 @@ class PositiveActivationForm(forms.Form):
 
 class NegativeActivationForm(forms.Form):
     aspect = forms.ChoiceField(label=_("Aspecto que activas en contra"))
-    aspect_text = forms.CharField(
+    aspect_text = text_field(
+        Activation,
+        "aspect_text",
         label=_("Otro aspecto"),
-        max_length=200,
         required=False,
         help_text=_("Solo la dirección: una frase que no está en ninguna ficha."),
     )
-    note = forms.CharField(label=_("Por qué (opcional)"), max_length=500, required=False)
+    note = text_field(Activation, "note", label=_("Por qué (opcional)"), required=False)
 
     def __init__(self, *args, aspects: list[AspectOption], free_text: bool, **kwargs):
         super().__init__(*args, **kwargs)
@@ -66,8 +70,10 @@ class NegativeActivationForm(forms.Form):
 
 
 class DramaPoolForm(forms.Form):
-    value = forms.IntegerField(label=_("Puntos de la reserva"), min_value=0, max_value=99)
-    reason = forms.CharField(label=_("Motivo"), max_length=300)
+    value = forms.IntegerField(
+        label=_("Puntos de la reserva"), min_value=0, max_value=99, error_messages=LIMIT_MESSAGES
+    )
+    reason = text_field(SheetEvent, "reason", label=_("Motivo"))
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -78,9 +84,9 @@ class DramaPoolForm(forms.Form):
 class NarrativeForm(forms.Form):
     # Empty: the GM's pool (only the direction is offered it).
     activator = forms.ChoiceField(label=_("Quién activa"), required=False)
-    aspect_text = forms.CharField(label=_("Aspecto"), max_length=200)
-    note = forms.CharField(
-        label=_("Elemento narrativo que introduces"), max_length=500, widget=forms.Textarea(attrs={"rows": 2})
+    aspect_text = text_field(Activation, "aspect_text", label=_("Aspecto"))
+    note = text_field(
+        Activation, "note", label=_("Elemento narrativo que introduces"), widget=forms.Textarea(attrs={"rows": 2})
     )
     affected = forms.ChoiceField(label=_("Personaje perjudicado (opcional)"), required=False)
 

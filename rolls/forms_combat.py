@@ -6,10 +6,12 @@ from django import forms
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
+from accounts.limits import LIMIT_MESSAGES, HiddenErrorsShown, text_field
 from campaigns.models import Campaign
 from rolls import combat as services
-from rolls.forms import MODIFIER_LIMIT, client_seed_field
+from rolls.forms import MODIFIER_LIMIT, MODIFIER_REASON_MAX, client_seed_field
 from rolls.models import Combat, Combatant
+from sheets.models import Aspect
 
 
 class CombatStartForm(forms.Form):
@@ -34,7 +36,13 @@ class CombatantAddForm(forms.Form):
 
 
 class DelayForm(forms.Form):
-    position = forms.IntegerField(label=gettext_lazy("Actúa en el puesto"), min_value=1, max_value=99, required=False)
+    position = forms.IntegerField(
+        label=gettext_lazy("Actúa en el puesto"),
+        min_value=1,
+        max_value=99,
+        required=False,
+        error_messages=LIMIT_MESSAGES,
+    )
 
 
 class CombatantStateForm(forms.Form):
@@ -43,7 +51,7 @@ class CombatantStateForm(forms.Form):
     out_of_combat = forms.BooleanField(label=gettext_lazy("Fuera de combate"), required=False)
 
 
-class AttackForm(forms.Form):
+class AttackForm(HiddenErrorsShown, forms.Form):
     attacker = forms.TypedChoiceField(label=gettext_lazy("Atacante"), coerce=int)
     target = forms.TypedChoiceField(label=gettext_lazy("Objetivo"), coerce=int)
     weapon = forms.ChoiceField(label=gettext_lazy("Arma"))
@@ -53,8 +61,14 @@ class AttackForm(forms.Form):
         max_value=MODIFIER_LIMIT,
         required=False,
         initial=0,
+        error_messages=LIMIT_MESSAGES,
     )
-    modifier_reason = forms.CharField(label=gettext_lazy("Motivo del modificador"), max_length=100, required=False)
+    modifier_reason = forms.CharField(
+        label=gettext_lazy("Motivo del modificador"),
+        max_length=MODIFIER_REASON_MAX,
+        required=False,
+        error_messages=LIMIT_MESSAGES,
+    )
     client_seed = client_seed_field()
 
     def __init__(self, *args, combatants: list[Combatant], attackers: list[Combatant], **kwargs):
@@ -100,12 +114,14 @@ class ShiftForm(forms.Form):
         coerce=int,
         choices=[(1, gettext_lazy("un nivel más")), (-1, gettext_lazy("un nivel menos"))],
     )
-    aspect = forms.CharField(label=gettext_lazy("Aspecto activado"), max_length=200)
+    # An aspect of a sheet or a scene: the length of an aspect's phrase.
+    aspect = text_field(Aspect, "phrase", label=gettext_lazy("Aspecto activado"))
 
 
 class EffectForm(forms.Form):
     decision = forms.ChoiceField(choices=[("confirm", "confirm"), ("dismiss", "dismiss")])
-    phrase = forms.CharField(label=gettext_lazy("Aspecto"), max_length=200, required=False)
+    # Stored as a temporary aspect (or secuela) of a sheet.
+    phrase = text_field(Aspect, "phrase", label=gettext_lazy("Aspecto"), required=False)
 
 
 # --- access and context --------------------------------------------------------------

@@ -7,10 +7,21 @@ from crispy_forms.helper import FormHelper
 from django import forms
 from django.utils.translation import gettext_lazy as _
 
-from rolls.forms import MODIFIER_LIMIT, client_seed_field
+from accounts.limits import LIMIT_MESSAGES, max_length_of, text_field
+from rolls.forms import MODIFIER_LIMIT, MODIFIER_REASON_MAX, client_seed_field
 from rolls.horror import level_choices
+from rolls.models import HorrorExposure, HorrorTest, OpposedRoll, RollEntry
 from rolls.opposed import OpposedSide
-from sheets.models import CHARACTERISTIC_LABELS
+from sheets.models import CHARACTERISTIC_LABELS, Character
+
+# What the GM types becomes part of each roll's purpose, which holds
+# RollEntry.purpose's max_length: the text leaves room for the longest
+# character name and the words around it, in any language. Each exposure
+# rolls «Prueba de horror de <name> (<level>): <description>»; each side of
+# an opposed roll «<purpose> — <name> (desempate <n>)».
+_PURPOSE_ROOM = max_length_of(RollEntry, "purpose") - max_length_of(Character, "name")
+HORROR_DESCRIPTION_MAX = min(_PURPOSE_ROOM - 40, max_length_of(HorrorTest, "description"))
+OPPOSED_PURPOSE_MAX = min(_PURPOSE_ROOM - 20, max_length_of(OpposedRoll, "purpose"))
 
 SHIFT_CHOICES = [
     ("0", _("Sin cambio")),
@@ -24,7 +35,9 @@ class HorrorStartForm(forms.Form):
     or not, the shift of an aspect (H81) and which aspect."""
 
     level = forms.ChoiceField(label=_("Nivel de horror"))
-    description = forms.CharField(label=_("Qué lo provoca"), max_length=300)
+    description = forms.CharField(
+        label=_("Qué lo provoca"), max_length=HORROR_DESCRIPTION_MAX, error_messages=LIMIT_MESSAGES
+    )
 
     def __init__(self, *args, characters=(), **kwargs):
         super().__init__(*args, **kwargs)
@@ -36,8 +49,11 @@ class HorrorStartForm(forms.Form):
             shift = forms.ChoiceField(
                 label=_("Nivel para %(name)s") % {"name": character.name}, choices=SHIFT_CHOICES, required=False
             )
-            reason = forms.CharField(
-                label=_("Aspecto de %(name)s") % {"name": character.name}, max_length=300, required=False
+            reason = text_field(
+                HorrorExposure,
+                "shift_reason",
+                label=_("Aspecto de %(name)s") % {"name": character.name},
+                required=False,
             )
             self.fields[f"expuesto_{character.pk}"] = exposed
             self.fields[f"nivel_{character.pk}"] = shift
@@ -89,7 +105,7 @@ class OpposedStartForm(forms.Form):
     """What the two characters dispute, whether a tie stands, and each side's
     characteristic, skill and an extra modifier with its reason."""
 
-    purpose = forms.CharField(label=_("Qué se disputan"), max_length=200)
+    purpose = forms.CharField(label=_("Qué se disputan"), max_length=OPPOSED_PURPOSE_MAX, error_messages=LIMIT_MESSAGES)
     tie_allowed = forms.BooleanField(
         label=_("La acción admite empate"),
         required=False,
@@ -113,10 +129,18 @@ class OpposedStartForm(forms.Form):
                 label=_("Habilidad"), choices=skill_choices, required=False
             )
             self.fields[f"{prefix}_modificador"] = forms.IntegerField(
-                label=_("Modificador"), min_value=-MODIFIER_LIMIT, max_value=MODIFIER_LIMIT, initial=0, required=False
+                label=_("Modificador"),
+                min_value=-MODIFIER_LIMIT,
+                max_value=MODIFIER_LIMIT,
+                initial=0,
+                required=False,
+                error_messages=LIMIT_MESSAGES,
             )
             self.fields[f"{prefix}_motivo"] = forms.CharField(
-                label=_("Motivo del modificador"), max_length=100, required=False
+                label=_("Motivo del modificador"),
+                max_length=MODIFIER_REASON_MAX,
+                required=False,
+                error_messages=LIMIT_MESSAGES,
             )
         self.helper = FormHelper()
         self.helper.form_tag = False

@@ -317,7 +317,7 @@ def parse_positions(values: Iterable[str]) -> list[int]:
     positions: list[int] = []
     for value in values:
         text = str(value).strip()
-        if not text.isdigit() or int(text) > 2:
+        if not (text.isascii() and text.isdigit()) or int(text) > 2:
             raise ValidationError(_("Los dados se eligen por su posición: 0, 1 o 2."), code="bad_positions")
         positions.append(int(text))
     if not positions:

@@ -19,6 +19,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST, require_safe
 
+from accounts.limits import refusal_message
 from campaigns import permissions as perms
 from campaigns.models import Scene
 from campaigns.permissions import Access
@@ -360,5 +361,5 @@ def effect_decide(request: HtmxHttpRequest, slug: str, scene_id: int, attack_id:
             phrase=form.cleaned_data["phrase"],
         )
     else:
-        error = _("Elige confirmar o descartar.")
+        error = refusal_message(form, missing=_("Elige confirmar o descartar."))
     return _done(request, scene, access, "combat-attacks", error)

@@ -11,6 +11,7 @@ from crispy_forms.layout import Submit
 from django import forms
 from django.utils.translation import gettext_lazy as _
 
+from accounts.limits import LIMIT_MESSAGES, max_length_of, split_lines, text_field
 from campaigns.models import Post
 from rules.hitos_codes import parse_damage_code
 from rules.hitos_options import HitosOptions
@@ -23,10 +24,24 @@ from rules.hitos_scores import (
     creation_warnings,
     derived_scores,
 )
-from sheets.models import CHARACTERISTIC_FIELDS, CHARACTERISTIC_LABELS, Aspect, CampaignSheetOptions, Character
+from sheets.models import (
+    CHARACTERISTIC_FIELDS,
+    CHARACTERISTIC_LABELS,
+    Aspect,
+    CampaignSheetOptions,
+    Character,
+    SheetEvent,
+    Skill,
+    Weapon,
+)
 from sheets.services import EXPORT_FORMAT, METER_ACTIONS, NEEDS_AMOUNT, SheetData
 
 LINES_HELP = _("Uno por línea.")
+# Concept, traits, hitos and complications are each one aspect row.
+ASPECT_MAX = max_length_of(Aspect, "phrase")
+# A secuela is a phrase like an aspect (the sheet keeps them in a JSON list,
+# which has no length of its own).
+SECUELA_MAX = ASPECT_MAX
 
 
 def _lines(text: str) -> list[str]:
@@ -45,28 +60,34 @@ class SheetForm(forms.Form):
     """The HITOS sheet. Rendered with crispy-forms without its own <form> tag:
     the skills and weapons formsets share the page's form."""
 
-    name = forms.CharField(label=_("Nombre"), max_length=80)
-    concept = forms.CharField(label=_("Concepto (aspecto)"), max_length=200)
-    cita = forms.CharField(label=_("Cita"), max_length=300, required=False)
+    name = text_field(Character, "name", label=_("Nombre"))
+    concept = text_field(Aspect, "phrase", label=_("Concepto (aspecto)"))
+    cita = text_field(Character, "cita", label=_("Cita"), required=False)
     fortaleza = _characteristic_field("fortaleza")
-    trait_fortaleza = forms.CharField(label=_("Rasgo de Fortaleza (aspecto)"), max_length=200, required=False)
+    trait_fortaleza = text_field(Aspect, "phrase", label=_("Rasgo de Fortaleza (aspecto)"), required=False)
     reflejos = _characteristic_field("reflejos")
-    trait_reflejos = forms.CharField(label=_("Rasgo de Reflejos (aspecto)"), max_length=200, required=False)
+    trait_reflejos = text_field(Aspect, "phrase", label=_("Rasgo de Reflejos (aspecto)"), required=False)
     voluntad = _characteristic_field("voluntad")
-    trait_voluntad = forms.CharField(label=_("Rasgo de Voluntad (aspecto)"), max_length=200, required=False)
+    trait_voluntad = text_field(Aspect, "phrase", label=_("Rasgo de Voluntad (aspecto)"), required=False)
     intelecto = _characteristic_field("intelecto")
-    trait_intelecto = forms.CharField(label=_("Rasgo de Intelecto (aspecto)"), max_length=200, required=False)
+    trait_intelecto = text_field(Aspect, "phrase", label=_("Rasgo de Intelecto (aspecto)"), required=False)
     hitos = forms.CharField(
         label=_("Hitos"), widget=forms.Textarea(attrs={"rows": 4}), required=False, help_text=LINES_HELP
     )
     complications = forms.CharField(
         label=_("Complicaciones"), widget=forms.Textarea(attrs={"rows": 2}), required=False, help_text=LINES_HELP
     )
-    drama = forms.IntegerField(label=_("Drama"), min_value=0, max_value=20)
-    drama_points = forms.IntegerField(label=_("Puntos dramáticos actuales"), min_value=0, max_value=40, required=False)
-    degeneracion = forms.IntegerField(label=_("Degeneración"), min_value=0, max_value=10, initial=0)
-    armour = forms.CharField(label=_("Armadura"), max_length=120, required=False)
-    rd = forms.IntegerField(label=_("RD de la armadura"), min_value=0, max_value=20, initial=0)
+    drama = forms.IntegerField(label=_("Drama"), min_value=0, max_value=20, error_messages=LIMIT_MESSAGES)
+    drama_points = forms.IntegerField(
+        label=_("Puntos dramáticos actuales"), min_value=0, max_value=40, required=False, error_messages=LIMIT_MESSAGES
+    )
+    degeneracion = forms.IntegerField(
+        label=_("Degeneración"), min_value=0, max_value=10, initial=0, error_messages=LIMIT_MESSAGES
+    )
+    armour = text_field(Character, "armour", label=_("Armadura"), required=False)
+    rd = forms.IntegerField(
+        label=_("RD de la armadura"), min_value=0, max_value=20, initial=0, error_messages=LIMIT_MESSAGES
+    )
     secuelas_temporales = forms.CharField(
         label=_("Secuelas temporales"), widget=forms.Textarea(attrs={"rows": 2}), required=False, help_text=LINES_HELP
     )
@@ -76,21 +97,27 @@ class SheetForm(forms.Form):
         required=False,
         help_text=LINES_HELP,
     )
-    public_description = forms.CharField(
-        label=_("Descripción pública"), widget=forms.Textarea(attrs={"rows": 4}), required=False, max_length=10000
+    public_description = text_field(
+        Character,
+        "public_description",
+        label=_("Descripción pública"),
+        widget=forms.Textarea(attrs={"rows": 4}),
+        required=False,
     )
-    private_notes = forms.CharField(
+    private_notes = text_field(
+        Character,
+        "private_notes",
         label=_("Notas privadas"),
         widget=forms.Textarea(attrs={"rows": 3}),
         required=False,
-        max_length=20000,
         help_text=_("Solo las ves tú y la dirección."),
     )
-    gm_notes = forms.CharField(
+    gm_notes = text_field(
+        Character,
+        "gm_notes",
         label=_("Notas de la dirección"),
         widget=forms.Textarea(attrs={"rows": 3}),
         required=False,
-        max_length=20000,
         help_text=_("Solo las ve la dirección."),
     )
 
@@ -132,13 +159,16 @@ class SheetForm(forms.Form):
         return name
 
     def clean_hitos(self) -> list[str]:
-        hitos = _lines(self.cleaned_data["hitos"])
-        if any(len(h) > 200 for h in hitos):
-            raise forms.ValidationError(_("Cada hito cabe en 200 caracteres."))
-        return hitos
+        return split_lines(self.cleaned_data["hitos"], max_length=ASPECT_MAX)
 
     def clean_complications(self) -> list[str]:
-        return _lines(self.cleaned_data["complications"])
+        return split_lines(self.cleaned_data["complications"], max_length=ASPECT_MAX)
+
+    def clean_secuelas_temporales(self) -> list[str]:
+        return split_lines(self.cleaned_data["secuelas_temporales"], max_length=SECUELA_MAX)
+
+    def clean_secuelas_permanentes(self) -> list[str]:
+        return split_lines(self.cleaned_data["secuelas_permanentes"], max_length=SECUELA_MAX)
 
     def sheet_fields(self) -> dict[str, Any]:
         data = self.cleaned_data
@@ -156,8 +186,8 @@ class SheetForm(forms.Form):
                 "private_notes",
             )
         }
-        fields["secuelas"] = [{"text": t, "permanent": False} for t in _lines(data["secuelas_temporales"])] + [
-            {"text": t, "permanent": True} for t in _lines(data["secuelas_permanentes"])
+        fields["secuelas"] = [{"text": t, "permanent": False} for t in data["secuelas_temporales"]] + [
+            {"text": t, "permanent": True} for t in data["secuelas_permanentes"]
         ]
         if "gm_notes" in self.fields:
             fields["gm_notes"] = data["gm_notes"]
@@ -210,18 +240,22 @@ class SheetForm(forms.Form):
 class NpcForm(forms.Form):
     """A quick NPC stat block: no drama points (H24), no sanity meter."""
 
-    name = forms.CharField(label=_("Nombre"), max_length=80)
-    concept = forms.CharField(label=_("Concepto (aspecto)"), max_length=200, required=False)
+    name = text_field(Character, "name", label=_("Nombre"))
+    concept = text_field(Aspect, "phrase", label=_("Concepto (aspecto)"), required=False)
     fortaleza = _characteristic_field("fortaleza")
     reflejos = _characteristic_field("reflejos")
     voluntad = _characteristic_field("voluntad")
     intelecto = _characteristic_field("intelecto")
-    rd = forms.IntegerField(label=_("RD"), min_value=0, max_value=20, initial=0)
-    damage_code = forms.CharField(
-        label=_("Código de daño"), max_length=20, required=False, help_text=_("Por ejemplo C, M o mM.")
+    rd = forms.IntegerField(label=_("RD"), min_value=0, max_value=20, initial=0, error_messages=LIMIT_MESSAGES)
+    damage_code = text_field(
+        Character, "damage_code", label=_("Código de daño"), required=False, help_text=_("Por ejemplo C, M o mM.")
     )
-    gm_notes = forms.CharField(
-        label=_("Notas de la dirección"), widget=forms.Textarea(attrs={"rows": 3}), required=False, max_length=20000
+    gm_notes = text_field(
+        Character,
+        "gm_notes",
+        label=_("Notas de la dirección"),
+        widget=forms.Textarea(attrs={"rows": 3}),
+        required=False,
     )
 
     clean_fortaleza = SheetForm.clean_fortaleza
@@ -253,12 +287,13 @@ class NpcForm(forms.Form):
 
 
 class SkillForm(forms.Form):
-    name = forms.CharField(label=_("Habilidad"), max_length=80)
+    name = text_field(Skill, "name", label=_("Habilidad"))
     category = forms.ChoiceField(label=_("Categoría"), choices=[("", "—"), *SKILL_CATEGORIES])
     value = forms.IntegerField(
         label=_("Valor"),
         min_value=0,
         max_value=10,
+        error_messages=LIMIT_MESSAGES,
         widget=forms.NumberInput(attrs={"min": 0, "max": 10, "inputmode": "numeric"}),
     )
 
@@ -270,15 +305,15 @@ class SkillForm(forms.Form):
 
 
 class WeaponForm(forms.Form):
-    name = forms.CharField(label=_("Arma"), max_length=80)
-    damage_code = forms.CharField(label=_("Código de daño"), max_length=20)
+    name = text_field(Weapon, "name", label=_("Arma"))
+    damage_code = text_field(Weapon, "damage_code", label=_("Código de daño"))
     melee = forms.TypedChoiceField(
         label=_("Tipo"),
         choices=[("1", _("Cuerpo a cuerpo")), ("0", _("A distancia"))],
         coerce=lambda v: v == "1",
         initial="1",
     )
-    notes = forms.CharField(label=_("Notas"), max_length=200, required=False)
+    notes = text_field(Weapon, "notes", label=_("Notas"), required=False)
 
     def clean_damage_code(self) -> str:
         code = self.cleaned_data["damage_code"].strip()
@@ -346,8 +381,12 @@ class ReviewForm(forms.Form):
         choices=[("approve", _("Aprobar")), ("return", _("Devolver con comentarios"))],
         widget=forms.RadioSelect,
     )
-    comment = forms.CharField(
-        label=_("Comentario"), widget=forms.Textarea(attrs={"rows": 3}), required=False, max_length=5000
+    comment = text_field(
+        Character,
+        "review_comment",
+        label=_("Comentario"),
+        widget=forms.Textarea(attrs={"rows": 3}),
+        required=False,
     )
     accept_budget = forms.BooleanField(label=_("Acepto las desviaciones del presupuesto de creación"), required=False)
 
@@ -393,6 +432,7 @@ class MeterForm(forms.Form):
         max_value=200,
         required=False,
         error_messages={
+            **LIMIT_MESSAGES,
             "invalid": _("Escribe un número entero de 0 o más."),
             "min_value": _("La cantidad no puede ser negativa."),
         },
@@ -401,7 +441,7 @@ class MeterForm(forms.Form):
     rested = forms.BooleanField(
         label=_("Con descanso suficiente (tiradas de curación y recuperación)"), required=False, initial=True
     )
-    reason = forms.CharField(label=_("Motivo"), max_length=500, required=False)
+    reason = text_field(SheetEvent, "reason", label=_("Motivo"), required=False)
 
     def __init__(self, *args, meter: str, campaign, **kwargs):
         super().__init__(*args, **kwargs)
@@ -419,7 +459,7 @@ class MeterForm(forms.Form):
 
 class DramaForm(forms.Form):
     change = forms.TypedChoiceField(label=_("Cambio"), choices=[("-1", _("Gastar 1")), ("1", _("Ganar 1"))], coerce=int)
-    reason = forms.CharField(label=_("Motivo"), max_length=500, required=False)
+    reason = text_field(SheetEvent, "reason", label=_("Motivo"), required=False)
 
     def __init__(self, *args, campaign, **kwargs):
         super().__init__(*args, **kwargs)
@@ -428,9 +468,9 @@ class DramaForm(forms.Form):
 
 
 class AspectForm(forms.Form):
-    phrase = forms.CharField(label=_("Aspecto temporal"), max_length=200)
+    phrase = text_field(Aspect, "phrase", label=_("Aspecto temporal"))
     duration = forms.ChoiceField(label=_("Duración"), choices=Aspect.Duration.choices)
-    origin = forms.CharField(label=_("Origen"), max_length=200, required=False)
+    origin = text_field(Aspect, "origin", label=_("Origen"), required=False)
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -446,12 +486,12 @@ class AspectActionForm(forms.Form):
 
 
 class NewSessionForm(forms.Form):
-    reason = forms.CharField(label=_("Nota"), max_length=500, required=False)
+    reason = text_field(SheetEvent, "reason", label=_("Nota"), required=False)
     new_story = forms.BooleanField(label=_("Empieza también una nueva historia"), required=False)
 
 
 class NewSceneForm(forms.Form):
-    reason = forms.CharField(label=_("Nota"), max_length=500, required=False)
+    reason = text_field(SheetEvent, "reason", label=_("Nota"), required=False)
 
 
 class SheetOptionsForm(forms.ModelForm):
@@ -563,7 +603,9 @@ def sheet_preview(data, options: HitosOptions) -> dict[str, Any]:
     skills = []
     for i in range(min(_count(data.get("skills-TOTAL_FORMS")), 40)):
         category, value = data.get(f"skills-{i}-category", ""), data.get(f"skills-{i}-value", "").strip()
-        if category and value.isdigit() and not data.get(f"skills-{i}-DELETE"):
+        # ASCII digits only ("²" is a digit to str.isdigit but not to int) and
+        # short: a skill is worth 0–10.
+        if category and value.isascii() and value.isdigit() and len(value) <= 2 and not data.get(f"skills-{i}-DELETE"):
             skills.append((category, int(value)))
     combate = max((value for category, value in skills if category == "combate"), default=0)
     scores = derived_scores(characteristics, combate=combate, options=options)

@@ -24,6 +24,7 @@ from django.utils.text import slugify
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from accounts.limits import refusal_message
 from campaigns.models import Campaign, SceneAspect, System
 from campaigns.models import Scene as CampaignScene
 from campaigns.permissions import Access, campaign_access, can_view_campaign, visible_scenes
@@ -227,7 +228,7 @@ def session_new(request: HtmxHttpRequest, slug: str) -> HttpResponse:
         )
         messages.success(request, _("Nueva sesión: %(n)s fichas con sus puntos dramáticos renovados.") % {"n": count})
     else:
-        messages.error(request, _("No se ha podido empezar la sesión."))
+        messages.error(request, refusal_message(form, missing=_("No se ha podido empezar la sesión.")))
     return redirect("sheets:sheet-list", campaign.slug)
 
 
@@ -239,6 +240,8 @@ def scene_new(request: HtmxHttpRequest, slug: str) -> HttpResponse:
     if form.is_valid():
         ended = services.campaign_new_scene(campaign=campaign, actor=request.user, reason=form.cleaned_data["reason"])
         messages.success(request, _("Nueva escena: %(n)s aspectos temporales terminados.") % {"n": ended})
+    else:
+        messages.error(request, refusal_message(form, missing=_("No se ha podido empezar la escena.")))
     return redirect("sheets:sheet-list", campaign.slug)
 
 

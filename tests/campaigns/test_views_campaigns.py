@@ -372,7 +372,7 @@ def test_a_refused_campaign_edit_leaves_the_page_title_alone(table):
     )
     assert response.status_code == 200
     assert response.context["form"].errors["title"] == [
-        "Asegúrese de que este valor tenga menos de 120 caracteres (tiene 121)."
+        "Demasiado largo: como mucho 120 caracteres (has escrito 121)."
     ]
     assert response.context["campaign"].title == "La mansión"
     table.campaign.refresh_from_db()

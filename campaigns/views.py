@@ -24,6 +24,7 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django_htmx.http import HttpResponseClientRedirect
 
+from accounts.limits import refusal_message
 from accounts.models import User
 from campaigns import permissions as perms
 from campaigns import services
@@ -56,7 +57,7 @@ from campaigns.models import (
 )
 from campaigns.permissions import Access, campaign_access
 from hitos_site.htmx import HtmxHttpRequest, page_or_fragment, wants_fragment
-from rolls import post_rolls
+from rolls import post_rolls, secret
 from rolls import requests as roll_requests
 from rolls.cards import activations_prefetch, cards_for
 from rolls.models import TableRoll
@@ -278,7 +279,7 @@ def application_decide(request: HtmxHttpRequest, slug: str, application_id: int)
     application = get_object_or_404(Application, pk=application_id, campaign=campaign)
     form = DecisionForm(request.POST)
     if not form.is_valid():
-        messages.error(request, _("Elige aceptar o rechazar."))
+        messages.error(request, refusal_message(form, missing=_("Elige aceptar o rechazar.")))
     else:
         accept = form.cleaned_data["decision"] == "accept"
         try:
@@ -383,7 +384,7 @@ def member_remove(request: HtmxHttpRequest, slug: str, membership_id: int) -> Ht
         raise PermissionDenied(_("Solo quien dirige la partida puede expulsar a un codirector."))
     form = ReasonForm(request.POST)
     if not form.is_valid():
-        messages.error(request, _("Explica el motivo de la expulsión."))
+        messages.error(request, refusal_message(form, missing=_("Explica el motivo de la expulsión.")))
     else:
         services.member_remove(membership=membership, actor=request.user, reason=form.cleaned_data["reason"])
         messages.success(
@@ -414,11 +415,12 @@ def campaign_hand_over(request: HtmxHttpRequest, slug: str) -> HttpResponse:
     campaign, access = _campaign_for(request, slug, manage=True)
     if not perms.can_hand_over(access):
         raise PermissionDenied(_("Solo quien dirige la partida puede cederla."))
-    membership_id = request.POST.get("membership", "")
+    raw_id = request.POST.get("membership", "")
+    # ASCII digits only ("²" is a digit to str.isdigit() but not to int()), and
+    # short enough for a database id.
+    membership_id = int(raw_id) if raw_id.isascii() and raw_id.isdigit() and len(raw_id) <= 18 else 0
     membership = get_object_or_404(
-        Membership.objects.active().select_related("user"),
-        pk=int(membership_id) if membership_id.isdigit() else 0,
-        campaign=campaign,
+        Membership.objects.active().select_related("user"), pk=membership_id, campaign=campaign
     )
     services.campaign_hand_over(campaign=campaign, actor=request.user, membership=membership)
     messages.success(
@@ -481,8 +483,10 @@ def report_resolve(request: HtmxHttpRequest, slug: str, report_id: int) -> HttpR
         post__scene__campaign=campaign,
     )
     form = OptionalReasonForm(request.POST)
-    form.is_valid()
-    services.report_resolve(report=report, actor=request.user, reason=form.cleaned_data.get("reason", ""))
+    if not form.is_valid():
+        messages.error(request, refusal_message(form, missing=""))
+        return redirect("campaigns:dashboard", slug=campaign.slug)
+    services.report_resolve(report=report, actor=request.user, reason=form.cleaned_data["reason"])
     messages.success(request, _("Denuncia resuelta sin ocultar el mensaje."))
     return redirect("campaigns:dashboard", slug=campaign.slug)
 
@@ -627,6 +631,7 @@ def _scene_context(request: HttpRequest, access: Access, scene: Scene, *, page, 
         "can_manage": can_manage,
         "form": form,
         "roll_requests": roll_requests.scene_requests(scene=scene) if can_manage else [],
+        "secret_rolls": secret.scene_secret_cards(access, scene),
         # The viewer's drama points (the form already loaded their characters).
         "drama_characters": list(form.characters.values()) if form is not None else [],
     }
@@ -755,7 +760,7 @@ def post_roll_chance(request: HtmxHttpRequest, slug: str, scene_id: int) -> Http
     if not perms.can_post_in_scene(access, scene):
         raise PermissionDenied(_("No puedes escribir en esta escena."))
     raw_row = request.GET.get("fila", "0")
-    row_index = int(raw_row) if raw_row.isdigit() and int(raw_row) < ROLL_ROWS else 0
+    row_index = int(raw_row) if raw_row.isascii() and raw_row.isdigit() and int(raw_row) < ROLL_ROWS else 0
     # The purpose is asked for when publishing; the preview does not need it.
     data = request.GET.copy()
     data.setdefault(f"tirada-{row_index}-purpose", "")
@@ -853,7 +858,9 @@ def post_hide(request: HtmxHttpRequest, post_id: int) -> HttpResponse:
     else:
         form = ReasonForm(request.POST)
         if not form.is_valid():
-            messages.error(request, _("Para ocultar un mensaje hay que explicar el motivo."))
+            messages.error(
+                request, refusal_message(form, missing=_("Para ocultar un mensaje hay que explicar el motivo."))
+            )
         else:
             services.post_hide(post=post, actor=request.user, reason=form.cleaned_data["reason"])
             messages.success(request, _("Mensaje ocultado."))

@@ -83,7 +83,7 @@ def table_demo_load(*, campaign, gm, players, characters) -> None:
     from campaigns import services as campaign_services
     from campaigns.models import Post
     from campaigns.permissions import campaign_access
-    from rolls import activations, combat, horror, table
+    from rolls import activations, combat, horror, secret, table
     from sheets.models import Aspect, Character, Skill
 
     if campaign.scenes.filter(title=TABLE_SCENE).exists():
@@ -194,3 +194,37 @@ def table_demo_load(*, campaign, gm, players, characters) -> None:
     )
     for exposure in test.exposures.all():
         horror.exposure_roll(exposure=exposure, actor=gm)
+
+    # Private rolls (sealed in the log): a whisper from Inés to Tomás with a
+    # roll, and two secret rolls of the GM, one of them revealed.
+    whisper = campaign_services.post_create(
+        access=campaign_access(ana, campaign),
+        scene=cellar,
+        voice=Post.Voice.CHARACTER,
+        character=ines,
+        body="(A Tomás, en voz baja) —He visto una llave en el cinturón de esa cosa. Voy a por ella.",
+        recipients=Post.Recipients.CHOSEN,
+        chosen=[bruno],
+    )
+    table.table_check(
+        campaign=campaign,
+        user=ana,
+        setup=table.check_setup(ines, characteristic="reflejos"),
+        purpose="Quitarle la llave sin que se dé cuenta",
+        difficulty=20,
+        character=ines,
+        scene=cellar,
+        post=whisper,
+    )
+    secret.secret_check_roll(
+        scene=cellar,
+        user=gm,
+        purpose="¿Oye la criatura el susurro de Inés?",
+        character=creature,
+        characteristic="intelecto",
+        difficulty=15,
+    )
+    revealed = secret.secret_free_roll(
+        scene=cellar, user=gm, notation="1d6", purpose="¿Cuántos escalones faltan hasta el agua?"
+    )
+    secret.secret_roll_reveal(entry=revealed, user=gm, access=gm_access)

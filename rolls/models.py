@@ -7,6 +7,7 @@ deleted (the model and its queryset refuse; on PostgreSQL a trigger does too).
 
 from __future__ import annotations
 
+import json
 from functools import cached_property
 from typing import Any
 
@@ -16,6 +17,7 @@ from django.urls import reverse
 from django.utils.translation import gettext_lazy as _
 
 from rolls.rollog import SignedEntry
+from rolls.verify_roll import commitment_of
 
 
 class ImmutableEntryError(Exception):
@@ -72,18 +74,36 @@ class RollEntryQuerySet(models.QuerySet):
     def rolls(self):
         return self.exclude(kind=RollEntry.Kind.EPOCH_OPEN)
 
+    def sealed(self):
+        return self.exclude(audience="")
+
 
 class RollEntry(models.Model):
     class Kind(models.TextChoices):
         EPOCH_OPEN = "epoch_open", _("apertura de época")
         ROLL = "roll", _("tirada")
         REROLL = "reroll", _("repetición")
+        EXTEND = "extend", _("extensión")
+
+    class Audience(models.TextChoices):
+        """Who may read a sealed roll (rollog v1.1 §3.7); "" for a public roll."""
+
+        PUBLIC = "", _("todos los lectores del registro")
+        GM = "gm", _("solo la dirección")
+        RECIPIENTS = "recipients", _("los destinatarios del mensaje")
+        SCENE = "scene", _("quienes ven la escena")
 
     campaign = models.ForeignKey("campaigns.Campaign", on_delete=models.PROTECT, related_name="roll_entries")
     seq = models.BigIntegerField()
+    # The kind of the roll itself: for a sealed entry, the kind of its opening.
     kind = models.CharField(max_length=12, choices=Kind.choices)
+    # The signed (outer) entry: for a sealed roll, only its slot and commitment.
     entry_bytes = models.BinaryField()
     signature = models.BinaryField()
+    # A sealed roll's audience and its opening (the committed inner entry),
+    # served only to readers allowed to see the roll.
+    audience = models.CharField(max_length=12, choices=Audience.choices, blank=True, default="")
+    opening = models.BinaryField(null=True, blank=True)
     entry_hash = models.CharField(max_length=64, unique=True)
     permalink = models.CharField(max_length=24, unique=True)
     epoch = models.PositiveIntegerField()
@@ -145,10 +165,26 @@ class RollEntry(models.Model):
     def signed(self) -> SignedEntry:
         return SignedEntry.from_stored(bytes(self.entry_bytes), bytes(self.signature))
 
+    @property
+    def is_sealed(self) -> bool:
+        return bool(self.audience)
+
     @cached_property
     def entry(self) -> dict[str, Any]:
-        """The signed bytes, decoded. Pages show these, never the column copies,
-        so that editing a copy in the database cannot change what a page says."""
+        """What the roll says: the signed bytes, decoded, or for a sealed roll
+        its committed opening. Pages show these, never the column copies, so
+        that editing a copy in the database cannot change what a page says.
+
+        A sealed roll's content is for readers allowed to see it: views ask
+        ``rolls.permissions`` before showing it (``outer`` is for everyone).
+        """
+        if self.is_sealed:
+            return json.loads(bytes(self.opening).decode("utf-8"))
+        return self.signed.entry
+
+    @cached_property
+    def outer(self) -> dict[str, Any]:
+        """The signed entry as the chain carries it (for a sealed roll: slot and commitment only)."""
         return self.signed.entry
 
     @property
@@ -171,7 +207,17 @@ class RollEntry(models.Model):
         return list(zip(dice, labels, strict=True))
 
     def copies_match(self) -> bool:
-        """The indexed columns still say what the signed bytes say."""
+        """The indexed columns still say what the signed bytes say (and a
+        sealed roll's opening still matches its signed commitment)."""
+        if self.is_sealed and (
+            self.opening is None
+            or self.outer.get("kind") != "sealed"
+            or self.outer.get("audience") != self.audience
+            or commitment_of(bytes(self.opening)) != self.outer.get("commitment")
+        ):
+            return False
+        if not self.is_sealed and self.outer.get("kind") == "sealed":
+            return False
         e = self.entry
         return (
             self.signed.hash_hex == self.entry_hash
@@ -181,6 +227,32 @@ class RollEntry(models.Model):
             and (e.get("spec", ""), e.get("purpose", ""), e.get("dice", []), e.get("game", {}), e.get("time"))
             == (self.spec, self.purpose, self.dice, self.game, self.time)
         )
+
+
+class RollReveal(models.Model):
+    """The GM shows a secret roll (audience "gm") to everyone who reads its
+    scene: from then on its opening is served to them. The signed entry does
+    not change; its commitment proves the content was fixed when rolled.
+    Append-only, like the log."""
+
+    entry = models.OneToOneField(RollEntry, on_delete=models.PROTECT, related_name="reveal")
+    revealed_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
+    revealed_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return f"{self.entry} revealed {self.revealed_at:%Y-%m-%d %H:%M}"
+
+    def save(self, *args, **kwargs):
+        if not self._state.adding:
+            raise ImmutableEntryError("Una revelación no se modifica.")
+        super().save(*args, **kwargs)
+
+    save.alters_data = True
+
+    def delete(self, *args, **kwargs):
+        raise ImmutableEntryError("Una revelación no se borra.")
+
+    delete.alters_data = True
 
 
 # --- Playing HITOS at the table -------------------------------------------------------

@@ -10,6 +10,7 @@ together.
 from __future__ import annotations
 
 import functools
+import json
 import re
 import threading
 from collections import OrderedDict
@@ -26,6 +27,7 @@ from django.utils.translation import gettext as _
 from campaigns.models import Campaign
 from rolls import rollog, verify_roll
 from rolls.models import CampaignLog, RollEntry, SeedEpoch
+from rolls.permissions import audience_for
 from rules import hitos, notation
 from rules.dice import FixedDice
 from rules.hitos_options import HitosOptions
@@ -127,14 +129,25 @@ def _now_text(last: str = "") -> str:
     return max(rollog.format_time(timezone.now()), last)
 
 
-def _store(campaign: Campaign, signed: rollog.SignedEntry, *, head: _Head | None = None, **links: Any) -> RollEntry:
+def _store(
+    campaign: Campaign,
+    signed: rollog.SignedEntry,
+    *,
+    head: _Head | None = None,
+    opening: bytes | None = None,
+    audience: str = "",
+    **links: Any,
+) -> RollEntry:
     """Insert the signed entry with its indexed copies (the only write entries ever get).
 
-    With ``head`` (the locked head of an append) the head moves to this entry
-    and its next slot in the same round trip to the database.
+    For a sealed roll ``signed`` is the outer entry and the copies come from
+    its ``opening``. With ``head`` (the locked head of an append) the head
+    moves to this entry and its next slot in the same round trip.
     """
-    entry = signed.entry
+    entry = json.loads(opening) if opening is not None else signed.entry
     row = RollEntry(
+        audience=audience,
+        opening=opening,
         campaign=campaign,
         seq=entry["seq"],
         kind=entry["kind"],
@@ -467,6 +480,26 @@ def _ids(user, character, scene) -> dict[str, str]:
     }
 
 
+def _sign(inner: dict[str, Any], audience: str) -> tuple[rollog.SignedEntry, bytes | None]:
+    """Sign the entry as it is, or sealed for ``audience`` (§3.7): then the
+    chain carries the slot and a commitment, and the opening is returned."""
+    if not audience:
+        return rollog.sign_entry(inner, _keys().signing_key), None
+    outer, opening = rollog.seal(inner, audience=audience)
+    return rollog.sign_entry(outer, _keys().signing_key), opening
+
+
+def _sealed_seed(seed_text: str, source: str, audience: str) -> None:
+    # The seed x_i is revealed by a later slot, so a sealed roll's dice stay
+    # secret only through its client seed: at least 128 bits (§3.7).
+    if audience and len(seed_text) < rollog.SEALED_MIN_CLIENT_SEED:
+        raise ValidationError(
+            _("Una tirada privada necesita una semilla del navegador de al menos %(n)d caracteres.")
+            % {"n": rollog.SEALED_MIN_CLIENT_SEED},
+            code="weak_client_seed",
+        )
+
+
 # --- Appending rolls -----------------------------------------------------------------
 
 
@@ -481,6 +514,7 @@ def roll_append(
     character=None,
     scene=None,
     post=None,
+    secret: bool = False,
     client_seed: str | None = None,
     seen: str | None = None,
 ) -> RollEntry:
@@ -489,12 +523,16 @@ def roll_append(
     ``read`` turns the dice into the entry's signed game fields (the reading
     by ``rules/``); it is stored under ``game``. Without ``client_seed`` the
     server makes one and the entry says so (``client_seed_source: server``).
+    A roll not every reader of the log may read (a whisper's, a split-party
+    scene's, a ``secret`` roll of the GM) is sealed (``rolls.permissions``).
     Side effects: locks the campaign's head row, appends one entry (two when
     this roll uses the epoch's last slot: the next epoch_open follows it).
     """
     seed_text, source = _client_seed(client_seed)
     spec = _spec(spec)
     purpose = _purpose(purpose)
+    audience = audience_for(post=post, scene=scene, secret=secret)
+    _sealed_seed(seed_text, source, audience)
     log, slot = _take_slot(campaign, seed_text if source == "browser" else None, seen)
     retry = _retry(slot, user, same=lambda e: e.kind == RollEntry.Kind.ROLL and e.spec == spec)
     if retry is not None:
@@ -506,8 +544,7 @@ def roll_append(
     seq = log.seq + 1
     message = rollog.derivation_message(log.log_id, seq, seed_text, spec)
     dice = rollog.dice_for_spec(seed, message, spec)
-    signed = rollog.build_roll(
-        _keys().signing_key,
+    inner = rollog.roll_entry(
         campaign=log.log_id,
         seq=seq,
         prev=log.head_hash,
@@ -525,7 +562,18 @@ def roll_append(
         # move a roll to another post afterwards.
         extra={"game": read(list(dice)), **({"post": f"p{post.pk}"} if post else {})},
     )
-    entry = _store(campaign, signed, head=log, user=user, character=character, scene=scene, post=post)
+    signed, opening = _sign(inner, audience)
+    entry = _store(
+        campaign,
+        signed,
+        head=log,
+        opening=opening,
+        audience=audience,
+        user=user,
+        character=character,
+        scene=scene,
+        post=post,
+    )
     _after_append(log, epoch)
     return entry
 
@@ -556,8 +604,14 @@ def reroll_append(
     campaign = parent.campaign
     seed_text, source = _client_seed(client_seed)
     purpose = _purpose(purpose)
+    # A re-roll of a sealed roll is sealed for the same audience (§3.7).
+    _sealed_seed(seed_text, source, parent.audience)
     if parent.kind not in (RollEntry.Kind.ROLL, RollEntry.Kind.REROLL):
         raise ValidationError(_("Solo se pueden repetir tiradas."), code="parent_not_roll")
+    if rollog.explodes(parent.entry["spec"]):
+        raise ValidationError(
+            _("Los dados explosivos no se pueden repetir: rollog/v1.1 no lo define todavía."), code="explodes"
+        )
     if activation is not None and activation not in ACTIVATIONS:
         raise ValidationError(_("Activación desconocida: %(activation)s.") % {"activation": activation})
     pool = len(parent.entry["dice"])
@@ -588,10 +642,10 @@ def reroll_append(
             paid_by=f"u{paid_by.pk}" if paid_by else "",
             payment=rollog.normalise_purpose(payment),
         )
-    signed_parent = parent.signed
     # The new values are drawn by rollog itself; read them back for the reading.
     entry_fields = rollog.reroll_entry(
-        parent=signed_parent,
+        parent=parent.signed,
+        parent_content=parent.entry if parent.is_sealed else None,
         positions=chosen,
         seq=log.seq + 1,
         prev=log.head_hash,
@@ -607,11 +661,89 @@ def reroll_append(
         extra=extra,
     )
     entry_fields["game"] = read(list(entry_fields["dice"]))
-    signed = rollog.sign_entry(entry_fields, _keys().signing_key)
+    signed, opening = _sign(entry_fields, parent.audience)
     entry = _store(
         campaign,
         signed,
         head=log,
+        opening=opening,
+        audience=parent.audience,
+        user=user,
+        character=parent.character,
+        scene=parent.scene,
+        post=parent.post,
+        parent=parent,
+    )
+    _after_append(log, epoch)
+    return entry
+
+
+@transaction.atomic
+def extend_append(
+    *,
+    parent: RollEntry,
+    user,
+    spec: str,
+    purpose: str,
+    read: Reader,
+    extra: dict[str, Any] | None = None,
+    client_seed: str | None = None,
+    seen: str | None = None,
+) -> RollEntry:
+    """Add ``spec`` dice to ``parent``, the latest version of a roll: a new
+    ``extend`` entry pointing at it (§3.6b), sealed like its parent.
+
+    ``extra`` holds the signed game data that explains the extension (for
+    example ``converted``: the positions of the 6s read as 5); ``read`` turns
+    the whole new pool into the signed reading.
+    """
+    campaign = parent.campaign
+    seed_text, source = _client_seed(client_seed)
+    spec = _spec(spec)
+    purpose = _purpose(purpose)
+    _sealed_seed(seed_text, source, parent.audience)
+    if parent.kind not in (RollEntry.Kind.ROLL, RollEntry.Kind.REROLL, RollEntry.Kind.EXTEND):
+        raise ValidationError(_("Solo se pueden añadir dados a una tirada."), code="parent_not_roll")
+    if rollog.explodes(spec):
+        raise ValidationError(_("Los dados añadidos a una tirada no explotan."), code="explodes")
+    if len(parent.entry["dice"]) + len(rollog.expand_spec(spec)) > verify_roll.MAX_DICE:
+        raise ValidationError(
+            _("Una tirada no puede pasar de %(n)d dados.") % {"n": verify_roll.MAX_DICE}, code="too_many_dice"
+        )
+    log, slot = _take_slot(campaign, seed_text if source == "browser" else None, seen)
+    retry = _retry(slot, user, same=lambda e: e.kind == RollEntry.Kind.EXTEND and e.parent_id == parent.pk)
+    if retry is not None:
+        return retry
+    if RollEntry.objects.filter(parent=parent).exists():
+        raise ValidationError(_("Esa versión de la tirada ya cambió: actúa sobre la última."), code="already_rerolled")
+    epoch = slot.epoch
+    seen_hash = _check_seen(log, slot, seen)
+    index = log.next_index
+    entry_fields = rollog.extend_entry(
+        parent=parent.signed,
+        parent_content=parent.entry if parent.is_sealed else None,
+        spec=spec,
+        seq=log.seq + 1,
+        prev=log.head_hash,
+        time=_now_text(log.head_time),
+        user=f"u{user.pk}",
+        purpose=purpose,
+        epoch=epoch.epoch,
+        epoch_index=index,
+        seed=_seed_for(epoch, index),
+        client_seed=seed_text,
+        client_seed_source=source,
+        seen=seen_hash,
+        extra=extra,
+    )
+    entry_fields["game"] = read(list(entry_fields["dice"]))
+    signed, opening = _sign(entry_fields, parent.audience)
+    entry = _store(
+        campaign,
+        signed,
+        head=log,
+        opening=opening,
+        audience=parent.audience,
         user=user,
         character=parent.character,
         scene=parent.scene,
@@ -692,6 +824,7 @@ def hitos_check_roll(
     character=None,
     scene=None,
     post=None,
+    secret: bool = False,
     client_seed: str | None = None,
     seen: str | None = None,
 ) -> tuple[RollEntry, hitos.CheckResult]:
@@ -718,6 +851,7 @@ def hitos_check_roll(
         character=character,
         scene=scene,
         post=post,
+        secret=secret,
         client_seed=client_seed,
         seen=seen,
     )
@@ -740,15 +874,17 @@ def notation_reader(expression: notation.Expression) -> Reader:
 
 
 def _compact_pool(spec: str) -> str:
-    """``1d6+1d6+1d8`` -> ``2d6+1d8``: the same dice in the same order, shorter."""
-    groups: list[list[int]] = []
+    """``1d6+1d6+1d8`` -> ``2d6+1d8``: the same dice in the same order, shorter
+    (terms merge only when they explode alike)."""
+    groups: list[list] = []
     for term in spec.split("+"):
-        count, faces = (int(part) for part in term.split("d"))
-        if groups and groups[-1][1] == faces:
+        bang = "!" if term.endswith("!") else ""
+        count, faces = (int(part) for part in term.rstrip("!").split("d"))
+        if groups and groups[-1][1:] == [faces, bang]:
             groups[-1][0] += count
         else:
-            groups.append([count, faces])
-    return "+".join(f"{count}d{faces}" for count, faces in groups)
+            groups.append([count, faces, bang])
+    return "+".join(f"{count}d{faces}{bang}" for count, faces, bang in groups)
 
 
 def free_roll(
@@ -759,13 +895,14 @@ def free_roll(
     purpose: str,
     scene=None,
     post=None,
+    secret: bool = False,
     client_seed: str | None = None,
     seen: str | None = None,
 ) -> RollEntry:
     """A "tirada libre" in dice notation, through the same log.
 
-    Exploding dice are refused: rollog/v1 has no rule yet for drawing extra
-    dice from the stream (§3.4), so the roll could not be verified.
+    Exploding dice (``3d10!``) draw their extra dice from the same stream, in
+    the order of rollog v1.1 §3.4b, which ``rules.notation`` reads alike.
     """
     try:
         expression = notation.parse(text)
@@ -773,10 +910,6 @@ def free_roll(
         raise ValidationError(
             _("No entiendo la tirada (%(error)s).") % {"error": str(exc)}, code="bad_notation"
         ) from None
-    if expression.explodes:
-        raise ValidationError(
-            _("Los dados explosivos (!) todavía no se pueden tirar de forma verificable."), code="explodes"
-        )
     if expression.dice_count == 0:
         raise ValidationError(_("La tirada necesita al menos un dado."), code="no_dice")
     return roll_append(
@@ -787,6 +920,7 @@ def free_roll(
         read=notation_reader(expression),
         scene=scene,
         post=post,
+        secret=secret,
         client_seed=client_seed,
         seen=seen,
     )

@@ -18,4 +18,5 @@ urlpatterns = [
     path("", include("rolls.urls_activations")),
     path("", include("rolls.urls_combat")),
     path("", include("rolls.urls_horror")),
+    path("", include("rolls.urls_secret")),
 ]

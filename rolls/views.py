@@ -1,9 +1,12 @@
 """Public roll permalinks and the campaign log export.
 
 A permalink is unguessable and self-certifying (it is the entry's hash), so
-anyone holding it may see the roll; the text of the post it belongs to is
-shown only to readers allowed to see that post. Pages show what the signed
-bytes say, never the indexed column copies.
+anyone holding it may see a public roll; the text of the post it belongs to
+is shown only to readers allowed to see that post. A sealed roll (a
+whisper's, a split-party scene's, a secret roll of the GM) shows its content
+only to readers ``rolls.permissions`` allows, whatever link they hold; the
+others see its place in the chain and nothing more. Pages show what the
+signed bytes say, never the indexed column copies.
 """
 
 from __future__ import annotations
@@ -36,6 +39,7 @@ from rolls.access import campaign_for
 from rolls.cards import activations_prefetch, card_context
 from rolls.forms import FreeRollForm
 from rolls.models import CampaignLog, RollEntry, TableRoll
+from rolls.permissions import can_read_roll, readable_ids, readable_rolls
 from sheets.models import Character
 
 EXPORT_PAGE_SIZE = 1000
@@ -74,19 +78,26 @@ def _chain(entry: RollEntry) -> list[RollEntry]:
     return versions
 
 
-def _bundle(entry: RollEntry) -> dict:
-    """The §3.10 bundle: everything the offline verifier needs for this roll."""
+def _bundle(entry: RollEntry, *, readable: bool = True) -> dict:
+    """The §3.10 bundle: everything the offline verifier needs for this roll.
+
+    A sealed roll's opening (and its parent's) goes only to a reader allowed
+    to see it; the others get its chain position alone.
+    """
     keys = settings.ROLLOG_KEYS
     epoch = RollEntry.objects.get(campaign=entry.campaign, kind=RollEntry.Kind.EPOCH_OPEN, epoch=entry.epoch)
     head = CampaignLog.objects.get(campaign=entry.campaign)
     head_entry = RollEntry.objects.get(campaign=entry.campaign, seq=head.seq)
-    children = list(RollEntry.objects.filter(parent=entry).values_list("permalink", flat=True))
-    parent = RollEntry.objects.get(pk=entry.parent_id).signed if entry.parent_id else None
+    disclosed = readable or not entry.is_sealed
+    children = list(RollEntry.objects.filter(parent=entry).values_list("permalink", flat=True)) if disclosed else []
+    parent = RollEntry.objects.get(pk=entry.parent_id) if entry.parent_id and disclosed else None
     return rollog.roll_bundle(
         entry.signed,
         epoch_open=epoch.signed,
         public_key=keys.public_key_hex,
-        parent=parent,
+        parent=parent.signed if parent else None,
+        parent_opening=bytes(parent.opening) if parent is not None and parent.is_sealed else None,
+        opening=bytes(entry.opening) if entry.is_sealed and disclosed else None,
         head=head_entry.signed,
         children=children,
     )
@@ -100,12 +111,13 @@ def _post_readable(request: HttpRequest, post: Post | None) -> bool:
     return perms.can_read_post(access, post) and (not post.hidden or perms.can_see_hidden_text(access, post))
 
 
-def _nearby(entry: RollEntry, versions: list[RollEntry]) -> list[RollEntry]:
-    """The same user's other rolls in the same scene within ±30 minutes (§3.10)."""
+def _nearby(entry: RollEntry, versions: list[RollEntry], access) -> list[RollEntry]:
+    """The same user's other rolls in the same scene within ±30 minutes
+    (§3.10), of those the reader may read."""
     if entry.user_id is None:
         return []
     return list(
-        RollEntry.objects.rolls()
+        readable_rolls(access)
         .filter(
             campaign=entry.campaign,
             user=entry.user,
@@ -135,23 +147,48 @@ def _proof(bundle: dict) -> tuple[verify_roll.RollProof | None, str | None]:
         return None, repr(exc)
 
 
+def _sealed_headers(response: HttpResponse, entry: RollEntry) -> HttpResponse:
+    """What a sealed roll's page, bundle or badge says depends on who asks:
+    never kept by a shared cache."""
+    if entry.is_sealed:
+        response["Cache-Control"] = "private, no-cache"
+        response["Vary"] = "Cookie"
+    return response
+
+
 @require_safe
 def roll_permalink(request: HttpRequest, permalink: str) -> HttpResponse:
     entry = _entry_for(permalink)
-    bundle = _bundle(entry)
+    access = campaign_access(request.user, entry.campaign)
+    readable = can_read_roll(access, entry)
+    bundle = _bundle(entry, readable=readable)
     proof, problem = _proof(bundle)
+    public_key = settings.ROLLOG_KEYS.public_key_hex
+    epoch_open = RollEntry.objects.get(campaign=entry.campaign, kind=RollEntry.Kind.EPOCH_OPEN, epoch=entry.epoch)
+    common = {
+        "entry": entry,
+        "outer": entry.outer,
+        "verified": proof is not None,
+        "problem": problem,
+        "bundle": bundle,
+        "epoch_open": epoch_open,
+        "anchor": epoch_open.entry["anchor"],
+        "public_key": public_key,
+        "fingerprint": key_fingerprint(public_key),
+    }
+    if not readable:
+        # Its place in the chain, its time and the check of both: nothing more.
+        return _sealed_headers(render(request, "rolls/roll_private.html", common), entry)
     signed_entry = entry.entry
     draws, blocks = [], []
-    if proof is not None:
+    if proof is not None and proof.stream is not None:
         blocks = [b.hex() for b in proof.stream.blocks]
         draws = [
             {"offset": d.offset, "size": d.size, "value": d.value, "faces": d.faces, "die": d.die}
             for d in proof.stream.draws
         ]
-    epoch_open = RollEntry.objects.get(campaign=entry.campaign, kind=RollEntry.Kind.EPOCH_OPEN, epoch=entry.epoch)
     versions = _chain(entry)
     post_readable = _post_readable(request, entry.post)
-    access = campaign_access(request.user, entry.campaign)
     # The card's actions act on a roll's latest version: only there is the table roll given.
     table_roll = (
         TableRoll.objects.filter(first=versions[0], latest=entry)
@@ -170,60 +207,60 @@ def roll_permalink(request: HttpRequest, permalink: str) -> HttpResponse:
         access=access,
         versions=[v for v in versions if v.seq <= entry.seq],
     )
-    public_key = settings.ROLLOG_KEYS.public_key_hex
     link = request.build_absolute_uri(entry.get_absolute_url())
     badge = request.build_absolute_uri(reverse("rolls:roll-badge", args=[entry.permalink]))
     context = {
+        **common,
         "card": card,
-        "entry": entry,
         "signed_entry": signed_entry,
         "versions": versions,
-        "nearby": _nearby(entry, versions),
+        "nearby": _nearby(entry, versions, access),
         "post": entry.post if post_readable else None,
         "post_hidden": entry.post_id is not None and not post_readable,
-        "verified": proof is not None,
-        "problem": problem,
-        "bundle": bundle,
-        "parent_signed": entry.parent.entry if entry.parent_id else None,
-        "epoch_open": epoch_open,
-        "anchor": epoch_open.entry["anchor"],
+        "reveal": getattr(versions[0], "reveal", None) if versions[0].audience == RollEntry.Audience.GM else None,
         "message": verify_roll.roll_message(signed_entry),
         "blocks": blocks,
         "draws": draws,
-        "public_key": public_key,
-        "fingerprint": key_fingerprint(public_key),
         "link": link,
         "bbcode": f"[url={link}][img]{badge}[/img][/url]",
         "markdown": f"[![{_('Tirada verificada')}]({badge})]({link})",
     }
-    return render(request, "rolls/roll_detail.html", context)
+    return _sealed_headers(render(request, "rolls/roll_detail.html", context), entry)
 
 
 @require_safe
 def roll_json(request: HttpRequest, permalink: str) -> HttpResponse:
     entry = _entry_for(permalink)
-    response = _json(_bundle(entry))
+    readable = can_read_roll(campaign_access(request.user, entry.campaign), entry)
+    response = _json(_bundle(entry, readable=readable))
     response["Content-Disposition"] = f'inline; filename="{entry.permalink}.json"'
     response["Access-Control-Allow-Origin"] = "*"
-    return response
+    return _sealed_headers(response, entry)
 
 
 @require_safe
 @xframe_options_exempt
 def roll_badge(request: HttpRequest, permalink: str) -> HttpResponse:
-    """A small SVG of the result, to paste into other forums."""
+    """A small SVG of the result, to paste into other forums (a sealed roll
+    says only "private" to readers who may not see it)."""
     entry = _entry_for(permalink)
-    signed_entry = entry.entry
+    readable = can_read_roll(campaign_access(request.user, entry.campaign), entry)
+    signed_entry = entry.entry if readable else entry.outer
     response = render(
         request,
         "rolls/badge.svg",
-        {"entry": entry, "signed_entry": signed_entry, "game": signed_entry.get("game") or {}},
+        {
+            "entry": entry,
+            "signed_entry": signed_entry,
+            "game": signed_entry.get("game") or {},
+            "private": not readable,
+        },
         content_type="image/svg+xml; charset=utf-8",
     )
     response["Cache-Control"] = "public, max-age=86400"
     # Other forums embed the badge as an image.
     response["Cross-Origin-Resource-Policy"] = "cross-origin"
-    return response
+    return _sealed_headers(response, entry)
 
 
 @require_safe
@@ -259,10 +296,10 @@ def log_export(request: HttpRequest, slug: str) -> HttpResponse:
     Pages of EXPORT_PAGE_SIZE entries from ``?desde=<seq>``; ``next`` is the
     absolute address of the following page, null on the last.
     """
-    campaign, _access = campaign_for(request, slug)
+    campaign, access = campaign_for(request, slug)
     log = get_object_or_404(CampaignLog, campaign=campaign)
     raw_start = request.GET.get("desde", "0")
-    if not raw_start.isdigit():
+    if not (raw_start.isascii() and raw_start.isdigit()) or len(raw_start) > 18:
         return HttpResponseBadRequest(
             _("«desde» debe ser un número de entrada (0 o más)."), content_type="text/plain; charset=utf-8"
         )
@@ -273,14 +310,21 @@ def log_export(request: HttpRequest, slug: str) -> HttpResponse:
         path = f"{reverse('rolls:log-export', args=[campaign.slug])}?desde={entries[-1].seq}"
         next_url = request.build_absolute_uri(path)
         entries = entries[:EXPORT_PAGE_SIZE]
+    # Sealed entries carry their openings only for readers allowed to see them.
+    readable = readable_ids(access, entries)
     page = rollog.export_page(
         log.log_id,
-        (e.signed for e in entries),
+        (
+            rollog.ref_with_opening(e.signed, bytes(e.opening) if e.pk in readable and e.is_sealed else None)
+            for e in entries
+        ),
         public_key=settings.ROLLOG_KEYS.public_key_hex,
         start=start,
         next_url=next_url,
     )
     response = _json(page)
+    response["Cache-Control"] = "private, no-cache"
+    response["Vary"] = "Cookie"
     response["Content-Disposition"] = f'inline; filename="{log.log_id}-log-{start}.json"'
     return response
 
@@ -367,13 +411,9 @@ def roll_log(request: HtmxHttpRequest, slug: str) -> HttpResponse:
             _("«%(name)s» debe ser un número.") % {"name": exc.args[0]}, content_type="text/plain; charset=utf-8"
         )
     scenes = perms.visible_scenes(access)
-    # Rolls of a post the reader may not read (a whisper) stay out too.
-    readable_posts = Post.objects.filter(scene__campaign=campaign).addressed_to(request.user, is_gm=access.is_gm)
-    visible = RollEntry.objects.rolls().filter(
-        Q(scene__isnull=True) | Q(scene__in=scenes.values("pk")),
-        Q(post__isnull=True) | Q(post__in=readable_posts.values("pk")),
-        campaign=campaign,
-    )
+    # Rolls of a post or scene the reader may not read (a whisper, a split
+    # party) and unrevealed secret rolls of the GM stay out.
+    visible = readable_rolls(access)
     rolls = visible
     if chosen["escena"] is not None:
         rolls = rolls.filter(scene_id=chosen["escena"])

@@ -13,7 +13,12 @@ pytestmark = pytest.mark.django_db
 def test_the_demo_has_an_attack_a_reroll_an_accepted_negative_activation_and_a_horror_test():
     _users, campaign = demo_load()
     scene = campaign.scenes.get(title=TABLE_SCENE)
-    assert TableRoll.objects.filter(scene=scene, post__isnull=False).count() == 2
+    # Two rolls in posts to everyone, and one in Inés's whisper to Tomás (sealed).
+    in_posts = TableRoll.objects.filter(scene=scene, post__isnull=False).select_related("first")
+    assert sorted(t.first.audience for t in in_posts) == ["", "", "recipients"]
+    # The GM's secret rolls: one still secret, one revealed.
+    secrets = RollEntry.objects.filter(scene=scene, audience="gm").select_related("reveal")
+    assert sorted(hasattr(e, "reveal") for e in secrets) == [False, True]
     positive = Activation.objects.get(campaign=campaign, kind=Activation.Kind.POSITIVE)
     assert positive.status == Activation.Status.DONE and len(positive.positions) == 2
     assert positive.reroll.signed_game["reading"] == "positive"

@@ -304,7 +304,7 @@ def test_the_scene_page_query_count_is_constant_as_posts_with_rolls_grow(play, d
     # The page's table rolls, their activations and the re-rolls' versions:
     # three queries on top of the scene page's own (tests/campaigns/test_views_queries.py).
     # The GM's first visit also writes their read marker (a savepoint round trip).
-    for user, bound in ((play.gm, 23), (play.ana, 20), (play.reader, 19), (None, 9)):
+    for user, bound in ((play.gm, 24), (play.ana, 21), (play.reader, 20), (None, 10)):
         client = client_for(user)
         with django_assert_max_num_queries(bound):
             response = client.get(play.scene.get_absolute_url())

@@ -614,6 +614,17 @@ def test_a_free_roll_keeps_the_highest_dice(table):
 
 def test_a_free_roll_joins_neighbouring_dice_of_the_same_size(table):
     assert _free(table, "d6 + d6 + d8 + d6").spec == "2d6+1d8+1d6"
+    assert _free(table, "d6! + d6! + d6 + d8").spec == "2d6!+1d6+1d8"
+
+
+def test_an_exploding_free_roll_is_drawn_and_read_in_the_logs_order(table):
+    # rollog v1.1 §3.4b: a d2 explodes on 2; the log draws the written die,
+    # then one die per maximum, and the notation reads the same list.
+    entry = _free(table, "1d2!+3")
+    dice = entry.entry["dice"]
+    assert entry.spec == "1d2!" and dice[-1] == 1 and all(d == 2 for d in dice[:-1])
+    assert entry.entry["game"]["total"] == sum(dice) + 3
+    assert _audit(table.campaign).ok
 
 
 @pytest.mark.parametrize(
@@ -623,7 +634,6 @@ def test_a_free_roll_joins_neighbouring_dice_of_the_same_size(table):
         ("101d6", "No entiendo la tirada (posición 1: no se pueden tirar más de 100 dados)."),
         ("1d1", "No entiendo la tirada (posición 3: un dado debe tener entre 2 y 1000 caras, no 1)."),
         ("d6+" * 40 + "d6", "No entiendo la tirada (posición 101: la tirada tiene 122 caracteres y el máximo es 100)."),
-        ("3d10!", "Los dados explosivos (!) todavía no se pueden tirar de forma verificable."),
         ("7", "La tirada necesita al menos un dado."),
     ],
 )

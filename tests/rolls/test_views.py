@@ -98,10 +98,11 @@ def test_the_page_shows_the_post_link_and_text_to_readers_of_the_post(table):
 
 def test_a_whispered_post_is_neither_linked_nor_quoted_for_others(table):
     entry = _hitos(table, post=table.whisper)
+    assert entry.is_sealed
     for user in (None, table.outsider, table.reader, table.other):
         response = _page(entry, user)
         assert response.status_code == 200
-        assertContains(response, "No tienes acceso al mensaje de esta tirada.")
+        assertContains(response, "Tirada privada")
         assertNotContains(response, "robo la llave")
         assertNotContains(response, table.whisper.get_absolute_url())
     for user in (table.gm, table.player):
@@ -213,7 +214,10 @@ def test_the_verification_panel_shows_every_intermediate_value(table):
     )
     assertContains(response, "La comprobación en el navegador es una comodidad")
     assertContains(response, f"python3 verify_roll.py {entry.permalink}.json {settings.ROLLOG_KEYS.public_key_hex}")
-    assertContains(response, f'data-hash="{entry.entry_hash}"')
+    # The in-page check reads the same bundle the .json serves.
+    assertContains(response, '<script id="roll-bundle" type="application/json">')
+    assertContains(response, f'"entry_hash": "{entry.entry_hash}"')
+    assertContains(response, f'data-pubkey="{settings.ROLLOG_KEYS.public_key_hex}"')
 
 
 def test_the_key_fingerprint_is_the_start_of_its_sha256():
@@ -563,11 +567,11 @@ def test_the_free_roll_answers_only_get_and_post(table):
 
 def test_bad_notation_shows_a_spanish_error_and_keeps_the_text(table):
     response = client_for(table.player).post(
-        _free_url(table), {"notation": "3d10!", "purpose": "Explota", "client_seed": "s1"}
+        _free_url(table), {"notation": "101d6!", "purpose": "Explota", "client_seed": "s1"}
     )
     assert response.status_code == 200
-    assertContains(response, "Los dados explosivos (!) todavía no se pueden tirar de forma verificable.")
-    assertContains(response, 'value="3d10!"')
+    assertContains(response, "No entiendo la tirada (posición 1: no se pueden tirar más de 100 dados).")
+    assertContains(response, 'value="101d6!"')
     assertContains(response, 'value="Explota"')
     assertContains(response, 'name="client_seed" value="s1"')
     response = client_for(table.player).post(_free_url(table), {"notation": "tres dados", "client_seed": "s1"})

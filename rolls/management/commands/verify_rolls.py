@@ -10,7 +10,7 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
 from campaigns.models import Campaign
-from rolls import verify_log, verify_roll
+from rolls import rollog, verify_log, verify_roll
 from rolls.models import CampaignLog, RollEntry
 
 
@@ -46,9 +46,11 @@ class Command(BaseCommand):
             RollEntry.objects.filter(campaign=campaign)
             .order_by("seq")
             .only("pk", "seq", "permalink", "kind", "entry_bytes", "signature", "entry_hash", "epoch",
-                  "epoch_index", "client_seed", "spec", "purpose", "dice", "game", "time")
+                  "epoch_index", "client_seed", "spec", "purpose", "dice", "game", "time", "audience", "opening")
         )  # fmt: skip
-        report = verify_log.audit_log([row.signed.ref() for row in rows], public_key)
+        # The server holds every opening: sealed rolls are audited in full here.
+        refs = [rollog.ref_with_opening(row.signed, bytes(row.opening) if row.is_sealed else None) for row in rows]
+        report = verify_log.audit_log(refs, public_key)
         lines = []
         for problem in report.problems:
             # A forged or edited row may not even decode: name it by the row.

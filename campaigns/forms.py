@@ -17,7 +17,7 @@ from campaigns.models import (
     Scene,
     SceneAspect,
 )
-from rolls.forms import MODIFIER_LIMIT, MODIFIER_REASON_MAX, client_seed_field
+from rolls.forms import MODIFIER_REASON_MAX, client_seed_field, modifier_field
 from rolls.models import RollEntry, RollRequest
 from rules import hitos
 from rules.hitos_options import HitosOptions
@@ -369,34 +369,17 @@ class PostRollForm(HiddenErrorsShown, forms.Form):
         error_messages={"invalid_choice": _("La ficha no tiene la habilidad «%(value)s».")},
     )
     npc = forms.ChoiceField(label=_("Ficha de PNJ"), required=False)
-    free_modifier = forms.IntegerField(
-        label=_("Modificador libre"),
-        required=False,
-        min_value=-MODIFIER_LIMIT,
-        max_value=MODIFIER_LIMIT,
-        error_messages=LIMIT_MESSAGES,
-        help_text=_("Sin característica: para tiradas fuera de personaje o de PNJ sin ficha."),
+    free_modifier = modifier_field(
+        _("Modificador libre"), help_text=_("Sin característica: para tiradas fuera de personaje o de PNJ sin ficha.")
     )
     reason_1 = forms.CharField(
         label=_("Motivo del modificador"), required=False, max_length=MODIFIER_REASON_MAX, error_messages=LIMIT_MESSAGES
     )
-    value_1 = forms.IntegerField(
-        label=_("Modificador"),
-        required=False,
-        min_value=-MODIFIER_LIMIT,
-        max_value=MODIFIER_LIMIT,
-        error_messages=LIMIT_MESSAGES,
-    )
+    value_1 = modifier_field(_("Modificador"))
     reason_2 = forms.CharField(
         label=_("Motivo del modificador"), required=False, max_length=MODIFIER_REASON_MAX, error_messages=LIMIT_MESSAGES
     )
-    value_2 = forms.IntegerField(
-        label=_("Modificador"),
-        required=False,
-        min_value=-MODIFIER_LIMIT,
-        max_value=MODIFIER_LIMIT,
-        error_messages=LIMIT_MESSAGES,
-    )
+    value_2 = modifier_field(_("Modificador"))
     difficulty = forms.CharField(
         label=_("Dificultad"),
         required=False,
@@ -477,14 +460,7 @@ class RollRequestForm(forms.Form):
     character = forms.ChoiceField(label=_("Personaje"))
     characteristic = forms.ChoiceField(label=_("Característica"), choices=CHARACTERISTIC_CHOICES)
     skill = text_field(RollRequest, "skill", label=_("Habilidad"), required=False)
-    modifier = forms.IntegerField(
-        label=_("Modificador"),
-        initial=0,
-        required=False,
-        min_value=-MODIFIER_LIMIT,
-        max_value=MODIFIER_LIMIT,
-        error_messages=LIMIT_MESSAGES,
-    )
+    modifier = modifier_field(_("Modificador"), initial=0)
     difficulty = PostRollForm.base_fields["difficulty"]
     difficulty_hidden = forms.BooleanField(
         label=_("Dificultad oculta"),

@@ -19,6 +19,14 @@ MODIFIER_REASON_MAX = 100
 CLIENT_SEED_MAX_LENGTH = max_length_of(RollEntry, "client_seed")
 
 
+def modifier_field(label, **kwargs) -> forms.IntegerField:
+    """An optional modifier of a roll, at most MODIFIER_LIMIT either way."""
+    kwargs.setdefault("required", False)
+    return forms.IntegerField(
+        label=label, min_value=-MODIFIER_LIMIT, max_value=MODIFIER_LIMIT, error_messages=LIMIT_MESSAGES, **kwargs
+    )
+
+
 def client_seed_field(*, marked: bool = False) -> forms.CharField:
     """The hidden field for a roll's browser seed (rollog/v1 §3.3), filled by
     ``static/js/client-seed.js``: fields named ``client_seed``, or ``marked``

@@ -9,7 +9,7 @@ from django.utils.translation import gettext_lazy
 from accounts.limits import LIMIT_MESSAGES, HiddenErrorsShown, text_field
 from campaigns.models import Campaign
 from rolls import combat as services
-from rolls.forms import MODIFIER_LIMIT, MODIFIER_REASON_MAX, client_seed_field
+from rolls.forms import MODIFIER_REASON_MAX, client_seed_field, modifier_field
 from rolls.models import Combat, Combatant
 from sheets.models import Aspect
 
@@ -55,14 +55,7 @@ class AttackForm(HiddenErrorsShown, forms.Form):
     attacker = forms.TypedChoiceField(label=gettext_lazy("Atacante"), coerce=int)
     target = forms.TypedChoiceField(label=gettext_lazy("Objetivo"), coerce=int)
     weapon = forms.ChoiceField(label=gettext_lazy("Arma"))
-    modifier = forms.IntegerField(
-        label=gettext_lazy("Modificador"),
-        min_value=-MODIFIER_LIMIT,
-        max_value=MODIFIER_LIMIT,
-        required=False,
-        initial=0,
-        error_messages=LIMIT_MESSAGES,
-    )
+    modifier = modifier_field(gettext_lazy("Modificador"), initial=0)
     modifier_reason = forms.CharField(
         label=gettext_lazy("Motivo del modificador"),
         max_length=MODIFIER_REASON_MAX,

@@ -8,7 +8,7 @@ from django import forms
 from django.utils.translation import gettext_lazy as _
 
 from accounts.limits import LIMIT_MESSAGES, max_length_of, text_field
-from rolls.forms import MODIFIER_LIMIT, MODIFIER_REASON_MAX, client_seed_field
+from rolls.forms import MODIFIER_REASON_MAX, client_seed_field, modifier_field
 from rolls.horror import level_choices
 from rolls.models import HorrorExposure, HorrorTest, OpposedRoll, RollEntry
 from rolls.opposed import OpposedSide
@@ -128,14 +128,7 @@ class OpposedStartForm(forms.Form):
             self.fields[f"{prefix}_habilidad"] = forms.ChoiceField(
                 label=_("Habilidad"), choices=skill_choices, required=False
             )
-            self.fields[f"{prefix}_modificador"] = forms.IntegerField(
-                label=_("Modificador"),
-                min_value=-MODIFIER_LIMIT,
-                max_value=MODIFIER_LIMIT,
-                initial=0,
-                required=False,
-                error_messages=LIMIT_MESSAGES,
-            )
+            self.fields[f"{prefix}_modificador"] = modifier_field(_("Modificador"), initial=0)
             self.fields[f"{prefix}_motivo"] = forms.CharField(
                 label=_("Motivo del modificador"),
                 max_length=MODIFIER_REASON_MAX,

@@ -8,7 +8,7 @@ from django import forms
 from django.utils.translation import gettext_lazy as _
 
 from accounts.limits import LIMIT_MESSAGES, HiddenErrorsShown, max_length_of, text_field
-from rolls.forms import MODIFIER_LIMIT, client_seed_field
+from rolls.forms import client_seed_field, modifier_field
 from rolls.models import RollEntry, RollRequest
 from rules.notation import MAX_LENGTH
 from sheets.models import CHARACTERISTIC_LABELS
@@ -24,13 +24,8 @@ class SecretRollForm(HiddenErrorsShown, forms.Form):
     character = forms.ChoiceField(label=_("Personaje"), required=False)
     characteristic = forms.ChoiceField(label=_("Característica"), required=False)
     skill = text_field(RollRequest, "skill", label=_("Habilidad"), required=False)
-    free_modifier = forms.IntegerField(
-        label=_("Modificador libre"),
-        required=False,
-        min_value=-MODIFIER_LIMIT,
-        max_value=MODIFIER_LIMIT,
-        error_messages=LIMIT_MESSAGES,
-        help_text=_("Sin característica: una tirada de HITOS con este modificador."),
+    free_modifier = modifier_field(
+        _("Modificador libre"), help_text=_("Sin característica: una tirada de HITOS con este modificador.")
     )
     difficulty = forms.IntegerField(
         label=_("Dificultad"), required=False, min_value=0, max_value=DIFFICULTY_LIMIT, error_messages=LIMIT_MESSAGES

@@ -601,7 +601,6 @@ def reroll_append(
     the ``target_user`` of a negative activation, who paid and how) is signed
     in the entry but kept out of the HMAC message (§6.7).
     """
-    campaign = parent.campaign
     seed_text, source = _client_seed(client_seed)
     purpose = _purpose(purpose)
     # A re-roll of a sealed roll is sealed for the same audience (§3.7).
@@ -621,18 +620,6 @@ def reroll_append(
             _("Elige qué dados repetir: al menos uno, con posiciones entre 0 y %(last)d.") % {"last": pool - 1},
             code="bad_positions",
         )
-    log, slot = _take_slot(campaign, seed_text if source == "browser" else None, seen)
-    retry = _retry(slot, user, same=lambda e: e.kind == RollEntry.Kind.REROLL and e.parent_id == parent.pk)
-    if retry is not None:
-        return retry
-    if RollEntry.objects.filter(parent=parent).exists():
-        raise ValidationError(
-            _("Esa versión de la tirada ya se repitió: actúa sobre la última."), code="already_rerolled"
-        )
-    epoch = slot.epoch
-    seen_hash = _check_seen(log, slot, seen)
-    index = log.next_index
-    seed = _seed_for(epoch, index)
     extra: dict[str, Any] = {}
     if activation is not None:
         extra.update(
@@ -642,40 +629,20 @@ def reroll_append(
             paid_by=f"u{paid_by.pk}" if paid_by else "",
             payment=rollog.normalise_purpose(payment),
         )
-    # The new values are drawn by rollog itself; read them back for the reading.
-    entry_fields = rollog.reroll_entry(
-        parent=parent.signed,
-        parent_content=parent.entry if parent.is_sealed else None,
-        positions=chosen,
-        seq=log.seq + 1,
-        prev=log.head_hash,
-        time=_now_text(log.head_time),
-        user=f"u{user.pk}",
-        purpose=purpose,
-        epoch=epoch.epoch,
-        epoch_index=index,
-        seed=seed,
-        client_seed=seed_text,
-        client_seed_source=source,
-        seen=seen_hash,
-        extra=extra,
-    )
-    entry_fields["game"] = read(list(entry_fields["dice"]))
-    signed, opening = _sign(entry_fields, parent.audience)
-    entry = _store(
-        campaign,
-        signed,
-        head=log,
-        opening=opening,
-        audience=parent.audience,
-        user=user,
-        character=parent.character,
-        scene=parent.scene,
-        post=parent.post,
+    return _version_append(
+        rollog.reroll_entry,
         parent=parent,
+        user=user,
+        purpose=purpose,
+        read=read,
+        extra=extra,
+        seed_text=seed_text,
+        source=source,
+        seen=seen,
+        kind=RollEntry.Kind.REROLL,
+        changed=_("Esa versión de la tirada ya se repitió: actúa sobre la última."),
+        positions=chosen,
     )
-    _after_append(log, epoch)
-    return entry
 
 
 @transaction.atomic
@@ -697,7 +664,6 @@ def extend_append(
     example ``converted``: the positions of the 6s read as 5); ``read`` turns
     the whole new pool into the signed reading.
     """
-    campaign = parent.campaign
     seed_text, source = _client_seed(client_seed)
     spec = _spec(spec)
     purpose = _purpose(purpose)
@@ -710,19 +676,53 @@ def extend_append(
         raise ValidationError(
             _("Una tirada no puede pasar de %(n)d dados.") % {"n": verify_roll.MAX_DICE}, code="too_many_dice"
         )
-    log, slot = _take_slot(campaign, seed_text if source == "browser" else None, seen)
-    retry = _retry(slot, user, same=lambda e: e.kind == RollEntry.Kind.EXTEND and e.parent_id == parent.pk)
+    return _version_append(
+        rollog.extend_entry,
+        parent=parent,
+        user=user,
+        purpose=purpose,
+        read=read,
+        extra=extra,
+        seed_text=seed_text,
+        source=source,
+        seen=seen,
+        kind=RollEntry.Kind.EXTEND,
+        changed=_("Esa versión de la tirada ya cambió: actúa sobre la última."),
+        spec=spec,
+    )
+
+
+def _version_append(
+    build: Callable[..., dict[str, Any]],
+    *,
+    parent: RollEntry,
+    user,
+    purpose: str,
+    read: Reader,
+    extra: dict[str, Any] | None,
+    seed_text: str,
+    source: str,
+    seen: str | None,
+    kind: str,
+    changed: str,
+    **fields: Any,
+) -> RollEntry:
+    """A new version of ``parent`` (a re-roll or an extension, built by
+    ``build`` from ``fields``), once its own input is checked: the slot, the
+    retry of the same client seed, one child per version, the reading, and
+    the same seal as the parent (§3.6, §3.6b, §3.7)."""
+    log, slot = _take_slot(parent.campaign, seed_text if source == "browser" else None, seen)
+    retry = _retry(slot, user, same=lambda e: e.kind == kind and e.parent_id == parent.pk)
     if retry is not None:
         return retry
     if RollEntry.objects.filter(parent=parent).exists():
-        raise ValidationError(_("Esa versión de la tirada ya cambió: actúa sobre la última."), code="already_rerolled")
+        raise ValidationError(changed, code="already_rerolled")
     epoch = slot.epoch
-    seen_hash = _check_seen(log, slot, seen)
     index = log.next_index
-    entry_fields = rollog.extend_entry(
+    # The new values are drawn by rollog itself; read them back for the reading.
+    entry_fields = build(
         parent=parent.signed,
         parent_content=parent.entry if parent.is_sealed else None,
-        spec=spec,
         seq=log.seq + 1,
         prev=log.head_hash,
         time=_now_text(log.head_time),
@@ -733,13 +733,14 @@ def extend_append(
         seed=_seed_for(epoch, index),
         client_seed=seed_text,
         client_seed_source=source,
-        seen=seen_hash,
+        seen=_check_seen(log, slot, seen),
         extra=extra,
+        **fields,
     )
     entry_fields["game"] = read(list(entry_fields["dice"]))
     signed, opening = _sign(entry_fields, parent.audience)
     entry = _store(
-        campaign,
+        parent.campaign,
         signed,
         head=log,
         opening=opening,

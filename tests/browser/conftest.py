@@ -9,6 +9,7 @@ collected. A test that leaves any of them behind fails with the list.
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -93,6 +94,19 @@ def live_server(django_db_setup, live_server):
     # the test's in-memory SQLite connection, as Django's LiveServerTestCase
     # does, instead of opening one per request that SQLite's backend never
     # closes (a ResourceWarning, an error under filterwarnings=error).
+    # That one connection must not serve two requests at once (a page's
+    # htmx preview racing its form's POST broke it now and then: "bad
+    # parameter or other API misuse"), so the server answers one at a time,
+    # as a browser test needs anyway.
+    httpd = live_server.thread.httpd
+    app = httpd.get_app()
+    lock = threading.Lock()
+
+    def one_at_a_time(environ, start_response):
+        with lock:
+            return app(environ, start_response)
+
+    httpd.set_app(one_at_a_time)
     return live_server
 
 

@@ -240,7 +240,7 @@ def _outsider_sees_only_the_slot(persona: str, page: Page, entry: RollEntry) -> 
     check = _open_permalink(persona, page, entry.get_absolute_url())
     expect(check).to_have_attribute("data-result", "sealed")
     expect(check.locator(".inpage-status")).to_contain_text(LABEL_SEALED)
-    expect(page.get_by_role("heading", level=1)).to_have_text(re.compile(r"^\s*🔒\s*Tirada privada\s*$"))
+    expect(page.get_by_role("heading", level=1)).to_have_text(re.compile(r"^\s*Tirada privada\s*$"))
     expect(page.locator("#roll-position")).to_contain_text(f"#{entry.seq} ")
     expect(page.locator("#roll-chain-check")).to_contain_text("firma, ranura y semilla correctas")
     main = page.locator("main")

@@ -220,6 +220,12 @@ class SceneForm(forms.ModelForm):
         self.fields["participants"].help_text = _("Solo cuenta si la escena no es para todos.")
         if self.instance.pk:
             self.initial.setdefault("aspects", "\n".join(a.phrase for a in self.instance.aspects.all()))
+            if self.instance.everyone:
+                # A roll is sealed or public when it is made (rollog v1.1 §3.7).
+                self.fields["everyone"].help_text = _(
+                    "Desmárcalo para un grupo separado: solo la verán los miembros elegidos. Las tiradas ya "
+                    "hechas en la escena siguen siendo públicas en el registro de tiradas; las nuevas serán privadas."
+                )
         if creating:
             del self.fields["status"]
             del self.fields["position"]

@@ -1,0 +1,162 @@
+"""The import contract: lower layers never import higher ones (ARCHITECTURE.md,
+"Layers"; issue 12).
+
+    rules (pure) ← accounts ← campaigns ← {rolls, sheets} ← table ← systems/* ← demo ← hitos_site
+
+A module may import its own package and packages of lower layers only; the
+two packages of one layer (rolls, sheets) never import each other. Every
+import counts, module-level or inside a function. ``hitos_site.htmx`` and
+``hitos_site.env`` are shared helpers every app may use: they import no app.
+
+``KNOWN`` lists the imports that break the order today, while the code is
+reshaped in stages; each stage removes some, and the list may only shrink: a
+listed import that is gone makes the test fail until it leaves the list too.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+LAYERS = {
+    "rules": 0,
+    "accounts": 1,
+    "campaigns": 2,
+    "rolls": 3,
+    "sheets": 3,
+    "table": 4,
+    "systems": 5,
+    "demo": 6,
+    "hitos_site": 7,
+}
+SHARED_HELPERS = {"hitos_site.htmx", "hitos_site.env"}
+
+# (importing module, imported module) pairs still against the order.
+KNOWN = {
+    # Notifications live in the forum; their pages are still in accounts.
+    ("accounts.context_processors", "campaigns.models"),
+    ("accounts.views", "campaigns"),
+    ("accounts.views", "campaigns.models"),
+    # The forum still knows the game: the demo, the post form's roll rows,
+    # who may write as a character, posts with rolls, the scene page.
+    ("campaigns.demo", "rolls.demo"),
+    ("campaigns.demo", "sheets.demo"),
+    ("campaigns.demo", "sheets.models"),
+    ("campaigns.forms", "rolls.forms"),
+    ("campaigns.forms", "rolls.models"),
+    ("campaigns.forms", "sheets.models"),
+    ("campaigns.permissions", "sheets.models"),
+    ("campaigns.services", "rolls"),
+    ("campaigns.services", "rolls.post_rolls"),
+    ("campaigns.views", "rolls"),
+    ("campaigns.views", "rolls.cards"),
+    ("campaigns.views", "rolls.models"),
+    ("campaigns.views", "sheets.models"),
+    # Play at the table still lives in rolls/ (it belongs in table/ and systems/hitos/).
+    ("rolls.activations", "sheets.models"),
+    ("rolls.activations", "sheets.services"),
+    ("rolls.cards", "sheets.models"),
+    ("rolls.combat", "sheets"),
+    ("rolls.combat", "sheets.models"),
+    ("rolls.combat", "sheets.services"),
+    ("rolls.demo", "sheets.models"),
+    ("rolls.forms_activations", "sheets.models"),
+    ("rolls.forms_combat", "sheets.models"),
+    ("rolls.forms_horror", "sheets.models"),
+    ("rolls.forms_secret", "sheets.models"),
+    ("rolls.horror", "sheets.models"),
+    ("rolls.horror", "sheets.services"),
+    ("rolls.opposed", "sheets.models"),
+    ("rolls.post_rolls", "sheets.models"),
+    ("rolls.requests", "sheets.models"),
+    ("rolls.table", "sheets.models"),
+    ("rolls.table", "sheets.services"),
+    ("rolls.views", "sheets.models"),
+    ("rolls.views_activations", "sheets.models"),
+    ("rolls.views_activations", "sheets.services"),
+    ("rolls.views_combat", "sheets.models"),
+    ("rolls.views_horror", "sheets.models"),
+    ("rolls.views_requests", "sheets.models"),
+    ("rolls.views_secret", "sheets.models"),
+    # The sheet's own rolls (mass damage, trauma) go through the log's HITOS reader.
+    ("sheets.services", "rolls.services"),
+}
+
+
+def _module_name(path: Path) -> str:
+    return ".".join(path.relative_to(ROOT).with_suffix("").parts).removesuffix(".__init__")
+
+
+def _imports(path: Path) -> set[str]:
+    """Every absolute module the file imports, wherever the import statement is;
+    relative imports stay inside their own package and are allowed."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            found.add(node.module)
+        elif isinstance(node, ast.Call) and getattr(node.func, "attr", getattr(node.func, "id", None)) in (
+            "__import__",
+            "import_module",
+        ):
+            if node.args and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str):
+                found.add(node.args[0].value)
+    return found
+
+
+def _modules() -> dict[str, Path]:
+    return {
+        _module_name(path): path
+        for package in LAYERS
+        if (ROOT / package).is_dir()
+        for path in sorted((ROOT / package).rglob("*.py"))
+    }
+
+
+def _violations() -> set[tuple[str, str]]:
+    found = set()
+    for module, path in _modules().items():
+        package = module.split(".")[0]
+        for imported in _imports(path):
+            target = imported.split(".")[0]
+            if target not in LAYERS or target == package:
+                continue
+            if module in SHARED_HELPERS:
+                found.add((module, imported))  # a shared helper imports no app at all
+            elif imported in SHARED_HELPERS or any(imported.startswith(h + ".") for h in SHARED_HELPERS):
+                continue
+            elif LAYERS[target] >= LAYERS[package]:
+                found.add((module, imported))
+    return found
+
+
+def test_the_contract_reads_every_app():
+    modules = _modules()
+    for package in ("rules", "accounts", "campaigns", "rolls", "sheets", "hitos_site"):
+        assert any(m.split(".")[0] == package for m in modules), package
+    assert len(modules) > 100
+
+
+def test_no_module_imports_a_higher_layer_except_the_known_ones():
+    new = sorted(_violations() - KNOWN)
+    assert new == [], "imports against the layer order (ARCHITECTURE.md, Layers): " + repr(new)
+
+
+def test_the_known_exceptions_only_shrink():
+    gone = sorted(KNOWN - _violations())
+    assert gone == [], "these imports are gone: take them off KNOWN in tests/site/test_layers.py: " + repr(gone)
+
+
+def test_the_checker_sees_lazy_imports(tmp_path):
+    sample = tmp_path / "sample.py"
+    sample.write_text(
+        "def later():\n"
+        "    from sheets.models import Character\n"
+        "    import rolls.services\n"
+        "    return importlib.import_module('table.systems')\n",
+        encoding="utf-8",
+    )
+    assert _imports(sample) == {"sheets.models", "rolls.services", "table.systems"}

@@ -10,9 +10,6 @@ urlpatterns = [
     path("entrar/", views.login_page, name="login"),
     path("salir/", auth_views.LogoutView.as_view(), name="logout"),
     path("perfil/", views.profile, name="profile"),
-    path("avisos/", views.notifications, name="notifications"),
-    path("avisos/leidos/", views.notifications_read_all, name="notifications-read-all"),
-    path("avisos/<int:notification_id>/", views.notification_open, name="notification-open"),
     path(
         "contrasena/",
         auth_views.PasswordChangeView.as_view(

@@ -9,25 +9,18 @@ from django.contrib import messages
 from django.contrib.auth import login
 from django.contrib.auth import views as auth_views
 from django.contrib.auth.decorators import login_required
-from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest
-from django.shortcuts import get_object_or_404, redirect, render
+from django.shortcuts import redirect, render
 from django.template.response import TemplateResponse
 from django.urls import reverse, reverse_lazy
 from django.utils import timezone, translation
-from django.utils.cache import add_never_cache_headers, patch_vary_headers
+from django.utils.cache import add_never_cache_headers
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.translation import gettext as _
-from django.views.decorators.http import require_GET, require_http_methods, require_POST
+from django.views.decorators.http import require_http_methods, require_POST
 from django_ratelimit.core import get_usage
 
 from accounts.forms import LoginForm, ProfileForm, SignUpForm
-from campaigns import notify
-from campaigns.models import Notification
-from hitos_site.htmx import HtmxHttpRequest
-
-NOTIFICATIONS_PAGE_SIZE = 30
-
 
 _LANGUAGE_CODES = {code for code, _name in settings.LANGUAGES}
 
@@ -98,52 +91,6 @@ def language_set(request: HttpRequest) -> HttpResponse:
     response = redirect(_safe_next(request, reverse("home")))
     _set_language_cookie(response, language)
     return response
-
-
-def _notifications_page(request: HtmxHttpRequest, *, template: str) -> HttpResponse:
-    notifications = Notification.objects.filter(user=request.user).select_related("campaign")
-    page_obj = Paginator(notifications, NOTIFICATIONS_PAGE_SIZE).get_page(request.GET.get("pagina"))
-    # A history restore needs the whole page, never the fragment.
-    if request.htmx and not request.htmx.history_restore_request:
-        template += "#notification-list"
-    response = render(request, template, {"notifications": page_obj.object_list, "page_obj": page_obj})
-    patch_vary_headers(response, ["HX-Request"])
-    return response
-
-
-@login_required
-@require_GET
-def notifications(request: HtmxHttpRequest) -> HttpResponse:
-    """The user's notifications, newest first, 30 a page; unread ones marked."""
-    return _notifications_page(request, template="accounts/notifications.html")
-
-
-@login_required
-@require_GET
-def notification_open(request: HttpRequest, notification_id: int) -> HttpResponse:
-    """Mark one of the user's notifications read and go where it points.
-
-    A GET is enough: it only changes the reader's own read marker. Only
-    site-relative addresses are followed, so a stored URL can never send the
-    user to another site.
-    """
-    notification = get_object_or_404(Notification, pk=notification_id, user=request.user)
-    notify.notification_mark_read(notification=notification)
-    target = notification.url
-    if target.startswith("/") and url_has_allowed_host_and_scheme(target, allowed_hosts={request.get_host()}):
-        return redirect(target)
-    return redirect("accounts:notifications")
-
-
-@login_required
-@require_POST
-def notifications_read_all(request: HtmxHttpRequest) -> HttpResponse:
-    count = notify.notifications_mark_all_read(user=request.user)
-    if request.htmx:
-        return _notifications_page(request, template="accounts/notifications.html")
-    if count:
-        messages.success(request, _("Todos los avisos están marcados como leídos."))
-    return redirect("accounts:notifications")
 
 
 # Throttling of log-ins (django-axes, configured in settings) and of

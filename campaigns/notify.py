@@ -431,7 +431,7 @@ def digest_email(user, notifications: list[Notification]) -> EmailMessage:
             "user": user,
             "groups": groups,
             "count": len(notifications),
-            "list_link": site_url(reverse("accounts:notifications")),
+            "list_link": site_url(reverse("campaigns:notifications")),
             "profile_link": site_url(reverse("accounts:profile")),
         }
         subject = render_to_string("campaigns/email/digest_subject.txt", context).strip()

@@ -5,6 +5,10 @@ from campaigns import feeds, views
 app_name = "campaigns"
 
 urlpatterns = [
+    # The user's notifications, under their account's address.
+    path("cuenta/avisos/", views.notifications, name="notifications"),
+    path("cuenta/avisos/leidos/", views.notifications_read_all, name="notifications-read-all"),
+    path("cuenta/avisos/<int:notification_id>/", views.notification_open, name="notification-open"),
     path("partidas/nueva/", views.campaign_create, name="campaign-create"),
     path("partidas/<slug:slug>/", views.campaign_detail, name="campaign-detail"),
     path("partidas/<slug:slug>/editar/", views.campaign_edit, name="campaign-edit"),

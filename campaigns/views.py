@@ -20,14 +20,15 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.cache import patch_vary_headers
+from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django_htmx.http import HttpResponseClientRedirect
 
 from accounts.limits import refusal_message
 from accounts.models import User
+from campaigns import notify, services
 from campaigns import permissions as perms
-from campaigns import services
 from campaigns.forms import (
     ROLL_ROWS,
     ApplicationForm,
@@ -49,6 +50,7 @@ from campaigns.models import (
     Invitation,
     Membership,
     ModerationLog,
+    Notification,
     Post,
     PostReport,
     Role,
@@ -976,3 +978,54 @@ def campaign_export(request: HtmxHttpRequest, slug: str) -> HttpResponse:
     response = JsonResponse(archive, json_dumps_params={"ensure_ascii": False, "indent": 1})
     response["Content-Disposition"] = f'attachment; filename="{campaign.slug}.json"'
     return response
+
+
+# --- notifications (the signed-in user's own) -----------------------------------------
+
+NOTIFICATIONS_PAGE_SIZE = 30
+
+
+def _notifications_page(request: HtmxHttpRequest, *, template: str) -> HttpResponse:
+    notifications = Notification.objects.filter(user=request.user).select_related("campaign")
+    page_obj = Paginator(notifications, NOTIFICATIONS_PAGE_SIZE).get_page(request.GET.get("pagina"))
+    # A history restore needs the whole page, never the fragment.
+    if request.htmx and not request.htmx.history_restore_request:
+        template += "#notification-list"
+    response = render(request, template, {"notifications": page_obj.object_list, "page_obj": page_obj})
+    patch_vary_headers(response, ["HX-Request"])
+    return response
+
+
+@login_required
+@require_GET
+def notifications(request: HtmxHttpRequest) -> HttpResponse:
+    """The user's notifications, newest first, 30 a page; unread ones marked."""
+    return _notifications_page(request, template="campaigns/notifications.html")
+
+
+@login_required
+@require_GET
+def notification_open(request: HttpRequest, notification_id: int) -> HttpResponse:
+    """Mark one of the user's notifications read and go where it points.
+
+    A GET is enough: it only changes the reader's own read marker. Only
+    site-relative addresses are followed, so a stored URL can never send the
+    user to another site.
+    """
+    notification = get_object_or_404(Notification, pk=notification_id, user=request.user)
+    notify.notification_mark_read(notification=notification)
+    target = notification.url
+    if target.startswith("/") and url_has_allowed_host_and_scheme(target, allowed_hosts={request.get_host()}):
+        return redirect(target)
+    return redirect("campaigns:notifications")
+
+
+@login_required
+@require_POST
+def notifications_read_all(request: HtmxHttpRequest) -> HttpResponse:
+    count = notify.notifications_mark_all_read(user=request.user)
+    if request.htmx:
+        return _notifications_page(request, template="campaigns/notifications.html")
+    if count:
+        messages.success(request, _("Todos los avisos están marcados como leídos."))
+    return redirect("campaigns:notifications")

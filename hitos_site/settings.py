@@ -88,7 +88,7 @@ TEMPLATES = [
                 "django.template.context_processors.csp",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
-                "accounts.context_processors.notifications",
+                "campaigns.context_processors.notifications",
             ],
         },
     },

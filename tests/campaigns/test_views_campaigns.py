@@ -371,9 +371,7 @@ def test_a_refused_campaign_edit_leaves_the_page_title_alone(table):
         {"title": "x" * 121, "system": "hitos", "visibility": "public", "status": "recruiting"},
     )
     assert response.status_code == 200
-    assert response.context["form"].errors["title"] == [
-        "Demasiado largo: como mucho 120 caracteres (has escrito 121)."
-    ]
+    assert response.context["form"].errors["title"] == ["Demasiado largo: como mucho 120 caracteres (has escrito 121)."]
     assert response.context["campaign"].title == "La mansión"
     table.campaign.refresh_from_db()
     assert table.campaign.title == "La mansión"

@@ -245,7 +245,7 @@ class Reader:
                 membership = Membership.objects.get(campaign=world.campaign, user=user)
                 return self.get(reverse("campaigns:member-feed", args=[membership.feed_token]))
             case "notifications":
-                return self.get(reverse("accounts:notifications"))
+                return self.get(reverse("campaigns:notifications"))
             case "digest":
                 if "digest" not in self.pages:
                     mail.outbox.clear()

@@ -34,10 +34,6 @@ SHARED_HELPERS = {"hitos_site.htmx", "hitos_site.env"}
 
 # (importing module, imported module) pairs still against the order.
 KNOWN = {
-    # Notifications live in the forum; their pages are still in accounts.
-    ("accounts.context_processors", "campaigns.models"),
-    ("accounts.views", "campaigns"),
-    ("accounts.views", "campaigns.models"),
     # The forum still knows the game: the demo, the post form's roll rows,
     # who may write as a character, posts with rolls, the scene page.
     ("campaigns.demo", "rolls.demo"),

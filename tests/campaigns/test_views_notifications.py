@@ -5,8 +5,8 @@ from django.test import RequestFactory
 from django.urls import reverse
 from django.utils import timezone
 
-from accounts.context_processors import notifications as notifications_context
 from accounts.models import User
+from campaigns.context_processors import notifications as notifications_context
 from campaigns.models import Notification
 from tests.factories import CampaignFactory, UserFactory
 
@@ -34,7 +34,7 @@ def _many(user, count: int) -> list[Notification]:
 
 
 def test_the_list_requires_signing_in(client):
-    url = reverse("accounts:notifications")
+    url = reverse("campaigns:notifications")
     assert url == "/cuenta/avisos/"
     response = client.get(url)
     assert response.status_code == 302
@@ -44,7 +44,7 @@ def test_the_list_requires_signing_in(client):
 def test_the_list_shows_the_users_notifications_newest_first_and_marks_unread_ones(user_client, user):
     read, unread = _notify(user, text="Leído", read_at=timezone.now()), _notify(user, text="Sin leer")
     _notify(UserFactory(), text="De otra persona")
-    response = user_client.get(reverse("accounts:notifications"))
+    response = user_client.get(reverse("campaigns:notifications"))
     assert response.status_code == 200
     assert list(response.context["notifications"]) == [unread, read]
     html = response.text
@@ -60,30 +60,30 @@ def test_the_list_shows_the_users_notifications_newest_first_and_marks_unread_on
 
 def test_the_list_escapes_user_text(user_client, user):
     _notify(user, text="<script>alert(1)</script> ha escrito en «<b>x</b>».")
-    html = user_client.get(reverse("accounts:notifications")).text
+    html = user_client.get(reverse("campaigns:notifications")).text
     assert "<script>alert(1)</script>" not in html
     assert "&lt;script&gt;alert(1)&lt;/script&gt; ha escrito en «&lt;b&gt;x&lt;/b&gt;»." in html
 
 
 def test_an_empty_list_says_so(user_client):
-    response = user_client.get(reverse("accounts:notifications"))
+    response = user_client.get(reverse("campaigns:notifications"))
     assert "No tienes avisos." in response.text
     assert "Marcar todo como leído" not in response.text
 
 
 def test_the_list_shows_thirty_a_page(user_client, user):
     created = _many(user, 35)
-    first = user_client.get(reverse("accounts:notifications"))
+    first = user_client.get(reverse("campaigns:notifications"))
     assert list(first.context["notifications"]) == created[::-1][:30]
     assert 'href="?pagina=2"' in first.text
-    second = user_client.get(reverse("accounts:notifications"), {"pagina": 2})
+    second = user_client.get(reverse("campaigns:notifications"), {"pagina": 2})
     assert list(second.context["notifications"]) == created[4::-1]
     assert "Página 2 de 2" in second.text
 
 
 def test_the_htmx_list_returns_only_the_fragment(user_client, user):
     _many(user, 31)
-    response = user_client.get(reverse("accounts:notifications"), {"pagina": 2}, headers=HTMX)
+    response = user_client.get(reverse("campaigns:notifications"), {"pagina": 2}, headers=HTMX)
     assert response.status_code == 200
     html = response.text
     assert html.lstrip().startswith('<div id="notification-list" aria-live="polite">')
@@ -95,12 +95,12 @@ def test_the_htmx_list_returns_only_the_fragment(user_client, user):
 def test_a_history_restore_gets_the_whole_page(user_client, user):
     _notify(user)
     headers = {**HTMX, "HX-History-Restore-Request": "true"}
-    response = user_client.get(reverse("accounts:notifications"), headers=headers)
+    response = user_client.get(reverse("campaigns:notifications"), headers=headers)
     assert "<html" in response.text
 
 
 def test_the_list_refuses_post(user_client):
-    assert user_client.post(reverse("accounts:notifications")).status_code == 405
+    assert user_client.post(reverse("campaigns:notifications")).status_code == 405
 
 
 # --- opening one -------------------------------------------------------------
@@ -108,7 +108,7 @@ def test_the_list_refuses_post(user_client):
 
 def test_opening_a_notification_marks_it_read_and_goes_to_its_page(user_client, user):
     notification = _notify(user, url="/mensajes/7/")
-    response = user_client.get(reverse("accounts:notification-open", args=[notification.pk]))
+    response = user_client.get(reverse("campaigns:notification-open", args=[notification.pk]))
     assert response.status_code == 302
     assert response["Location"] == "/mensajes/7/"
     notification.refresh_from_db()
@@ -118,14 +118,14 @@ def test_opening_a_notification_marks_it_read_and_goes_to_its_page(user_client, 
 def test_opening_a_read_notification_keeps_the_first_read_time(user_client, user):
     read_at = timezone.now() - timedelta(days=1)
     notification = _notify(user, read_at=read_at)
-    user_client.get(reverse("accounts:notification-open", args=[notification.pk]))
+    user_client.get(reverse("campaigns:notification-open", args=[notification.pk]))
     notification.refresh_from_db()
     assert notification.read_at == read_at
 
 
 def test_another_users_notification_is_404_and_stays_unread(user_client):
     notification = _notify(UserFactory())
-    response = user_client.get(reverse("accounts:notification-open", args=[notification.pk]))
+    response = user_client.get(reverse("campaigns:notification-open", args=[notification.pk]))
     assert response.status_code == 404
     notification.refresh_from_db()
     assert notification.read_at is None
@@ -136,14 +136,14 @@ def test_another_users_notification_is_404_and_stays_unread(user_client):
 )
 def test_a_notification_never_sends_the_user_to_another_site(user_client, user, url):
     notification = _notify(user, url=url)
-    response = user_client.get(reverse("accounts:notification-open", args=[notification.pk]))
+    response = user_client.get(reverse("campaigns:notification-open", args=[notification.pk]))
     assert response.status_code == 302
-    assert response["Location"] == reverse("accounts:notifications")
+    assert response["Location"] == reverse("campaigns:notifications")
 
 
 def test_opening_requires_signing_in(client, user):
     notification = _notify(user)
-    response = client.get(reverse("accounts:notification-open", args=[notification.pk]))
+    response = client.get(reverse("campaigns:notification-open", args=[notification.pk]))
     assert response.status_code == 302
     assert response["Location"].startswith(reverse("accounts:login"))
     notification.refresh_from_db()
@@ -152,7 +152,7 @@ def test_opening_requires_signing_in(client, user):
 
 def test_opening_refuses_post(user_client, user):
     notification = _notify(user)
-    assert user_client.post(reverse("accounts:notification-open", args=[notification.pk])).status_code == 405
+    assert user_client.post(reverse("campaigns:notification-open", args=[notification.pk])).status_code == 405
 
 
 # --- marking everything read -------------------------------------------------
@@ -161,8 +161,8 @@ def test_opening_refuses_post(user_client, user):
 def test_read_all_marks_only_the_users_notifications_and_redirects(user_client, user):
     mine = _many(user, 3)
     theirs = _notify(UserFactory())
-    response = user_client.post(reverse("accounts:notifications-read-all"), follow=True)
-    assert response.redirect_chain == [(reverse("accounts:notifications"), 302)]
+    response = user_client.post(reverse("campaigns:notifications-read-all"), follow=True)
+    assert response.redirect_chain == [(reverse("campaigns:notifications"), 302)]
     assert "Todos los avisos están marcados como leídos." in response.text
     assert not Notification.objects.filter(pk__in=[n.pk for n in mine], read_at__isnull=True).exists()
     theirs.refresh_from_db()
@@ -171,7 +171,7 @@ def test_read_all_marks_only_the_users_notifications_and_redirects(user_client, 
 
 def test_read_all_with_htmx_returns_the_refreshed_fragment(user_client, user):
     _many(user, 2)
-    response = user_client.post(reverse("accounts:notifications-read-all"), headers=HTMX)
+    response = user_client.post(reverse("campaigns:notifications-read-all"), headers=HTMX)
     assert response.status_code == 200
     assert "<html" not in response.text
     assert 'id="notification-list"' in response.text
@@ -179,8 +179,8 @@ def test_read_all_with_htmx_returns_the_refreshed_fragment(user_client, user):
 
 
 def test_read_all_refuses_get_and_anonymous_users(client, user_client):
-    assert user_client.get(reverse("accounts:notifications-read-all")).status_code == 405
-    response = client.post(reverse("accounts:notifications-read-all"))
+    assert user_client.get(reverse("campaigns:notifications-read-all")).status_code == 405
+    response = client.post(reverse("campaigns:notifications-read-all"))
     assert response.status_code == 302
     assert response["Location"].startswith(reverse("accounts:login"))
 
@@ -241,5 +241,5 @@ def test_the_profile_refuses_an_unknown_e_mail_preference(user_client, user):
 
 def test_a_notification_about_a_campaign_shows_its_kind(user_client, user):
     _notify(user, campaign=CampaignFactory(), kind=Notification.Kind.APPLICATION, text="Carla quiere unirse.")
-    html = user_client.get(reverse("accounts:notifications")).text
+    html = user_client.get(reverse("campaigns:notifications")).text
     assert "Solicitud ·" in html

@@ -53,6 +53,7 @@ INSTALLED_APPS = [
     "campaigns",
     "sheets",
     "rolls",
+    "demo",
 ]
 
 MIDDLEWARE = [

@@ -106,7 +106,7 @@ def test_a_deleted_entry_leaves_a_gap_that_is_named(table, tampering):
 
 
 def test_the_demo_rolls_verify_and_include_a_reroll_chain(table):
-    from rolls.demo import rolls_demo_load
+    from demo.table import rolls_demo_load
     from rolls.models import RollEntry
     from sheets.models import Character
 

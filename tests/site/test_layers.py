@@ -34,11 +34,8 @@ SHARED_HELPERS = {"hitos_site.htmx", "hitos_site.env"}
 
 # (importing module, imported module) pairs still against the order.
 KNOWN = {
-    # The forum still knows the game: the demo, the post form's roll rows,
+    # The forum still knows the game: the post form's roll rows,
     # who may write as a character, posts with rolls, the scene page.
-    ("campaigns.demo", "rolls.demo"),
-    ("campaigns.demo", "sheets.demo"),
-    ("campaigns.demo", "sheets.models"),
     ("campaigns.forms", "rolls.forms"),
     ("campaigns.forms", "rolls.models"),
     ("campaigns.forms", "sheets.models"),
@@ -56,7 +53,6 @@ KNOWN = {
     ("rolls.combat", "sheets"),
     ("rolls.combat", "sheets.models"),
     ("rolls.combat", "sheets.services"),
-    ("rolls.demo", "sheets.models"),
     ("rolls.forms_activations", "sheets.models"),
     ("rolls.forms_combat", "sheets.models"),
     ("rolls.forms_horror", "sheets.models"),

@@ -12,8 +12,8 @@ from accounts.models import User
 from campaigns import services
 from campaigns.models import Campaign, CampaignStatus, Membership, Post, Role, System, Visibility
 from campaigns.permissions import campaign_access
-from rolls.demo import rolls_demo_load, table_demo_load
-from sheets.demo import sheets_demo_load
+from demo.sheets import sheets_demo_load
+from demo.table import rolls_demo_load, table_demo_load
 from sheets.models import Character
 
 DEMO_PASSWORD = "demo-hitos-2026"

@@ -3,8 +3,8 @@
 import pytest
 from django.core.management import call_command
 
-from campaigns.demo import demo_load
-from rolls.demo import TABLE_SCENE
+from demo.campaign import demo_load
+from demo.table import TABLE_SCENE
 from rolls.models import Activation, Attack, HorrorTest, RollEntry, TableRoll
 
 pytestmark = pytest.mark.django_db

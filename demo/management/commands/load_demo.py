@@ -1,6 +1,6 @@
 from django.core.management.base import BaseCommand
 
-from campaigns.demo import DEMO_PASSWORD, demo_load
+from demo.campaign import DEMO_PASSWORD, demo_load
 
 
 class Command(BaseCommand):

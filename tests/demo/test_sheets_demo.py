@@ -1,7 +1,7 @@
 import pytest
 
 from campaigns.models import Membership, Role
-from sheets.demo import DEMO_NPC, sheets_demo_load
+from demo.sheets import DEMO_NPC, sheets_demo_load
 from sheets.models import Character
 from tests.factories import CampaignFactory, UserFactory
 from tests.sheets.factories import CharacterFactory

@@ -2,7 +2,7 @@
 sheets (Tomás wounded and shaken) and an NPC. Idempotent: a sheet that already
 has skills is left alone, the NPC is created once.
 
-``campaigns.demo`` calls ``sheets_demo_load(campaign)`` after creating the
+``demo.campaign`` calls ``sheets_demo_load(campaign)`` after creating the
 characters.
 """
 

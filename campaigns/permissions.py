@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
+from django.db.models import Q
+
 from campaigns.models import Campaign, CampaignStatus, Membership, Post, Role, Scene, Visibility
 from sheets.models import Character
 
@@ -105,6 +107,17 @@ def can_read_post(access: Access, post: Post) -> bool:
     if not can_view_campaign(access) or not visible_scenes(access).filter(pk=post.scene_id).exists():
         return False
     return Post.objects.filter(pk=post.pk).addressed_to(access.user, is_gm=access.is_gm).exists()
+
+
+def readable_posts(access: Access):
+    """Posts of the campaign the user may read, text included (a QuerySet):
+    in scenes they see, addressed to them, and not hidden unless theirs or
+    they are the GM."""
+    posts = Post.objects.filter(scene__in=visible_scenes(access)).addressed_to(access.user, is_gm=access.is_gm)
+    if not access.is_gm:
+        mine = Q(author=access.user) if access.user.is_authenticated else Q(pk__in=[])
+        posts = posts.filter(Q(hidden=False) | mine)
+    return posts
 
 
 def can_post_in_scene(access: Access, scene: Scene) -> bool:

@@ -29,7 +29,15 @@ from campaigns.models import (
     SceneAspect,
     SceneRead,
 )
-from campaigns.permissions import Access, can_edit_post, can_post_in_scene, can_write_as_character, can_write_as_npc
+from campaigns.permissions import (
+    Access,
+    can_edit_post,
+    can_post_in_scene,
+    can_write_as_character,
+    can_write_as_npc,
+    readable_posts,
+    visible_scenes,
+)
 from rolls import post_rolls
 from rolls import requests as roll_requests
 from rolls import services as rolls_services
@@ -472,3 +480,60 @@ def scene_mark_read(*, user, scene: Scene, last_post_id: int) -> None:
     read, created = SceneRead.objects.get_or_create(scene=scene, user=user, defaults={"last_post_id": last_post_id})
     if not created and read.last_post_id < last_post_id:
         SceneRead.objects.filter(pk=read.pk, last_post_id__lt=last_post_id).update(last_post_id=last_post_id)
+
+
+def campaign_export(*, access: Access) -> dict:
+    """A JSON-ready archive of what the user can read of the campaign: every
+    scene and post (``hitos-campaign-export/1``)."""
+    campaign = access.campaign
+    scenes = list(visible_scenes(access).prefetch_related("aspects"))
+    posts = (
+        readable_posts(access)
+        .select_related("author", "character")
+        .prefetch_related("chosen_recipients")
+        .order_by("pk")
+    )
+    by_scene: dict[int, list] = {s.pk: [] for s in scenes}
+    for post in posts:
+        by_scene.setdefault(post.scene_id, []).append(
+            {
+                "id": post.pk,
+                "author": post.author.username,
+                "speaker": post.speaker_name,
+                "voice": post.voice,
+                "recipients": post.recipients,
+                "chosen_recipients": [u.username for u in post.chosen_recipients.all()],
+                "created_at": post.created_at.isoformat(),
+                "edited_at": post.edited_at.isoformat() if post.edited_at else None,
+                "hidden": post.hidden,
+                "hidden_reason": post.hidden_reason if post.hidden else "",
+                "quote_of": post.quote_of_id,
+                "body": post.body,
+                "note": post.note,
+            }
+        )
+    archive = {
+        "format": "hitos-campaign-export/1",
+        "exported_at": timezone.now().isoformat(),
+        "exported_by": access.user.username,
+        "campaign": {
+            "slug": campaign.slug,
+            "title": campaign.title,
+            "system": campaign.system,
+            "gm": campaign.gm.username,
+            "description": campaign.description,
+        },
+        "scenes": [
+            {
+                "id": s.pk,
+                "title": s.title,
+                "description": s.description,
+                "status": s.status,
+                "offgame": s.is_offgame,
+                "aspects": [a.phrase for a in s.aspects.all()],
+                "posts": by_scene.get(s.pk, []),
+            }
+            for s in scenes
+        ],
+    }
+    return archive

@@ -888,15 +888,6 @@ def post_report(request: HtmxHttpRequest, post_id: int) -> HttpResponse:
 # --- search and export -----------------------------------------------------
 
 
-def _readable_posts(access: Access):
-    """Posts of the campaign the user may read, text included."""
-    posts = Post.objects.filter(scene__in=perms.visible_scenes(access)).addressed_to(access.user, is_gm=access.is_gm)
-    if not access.is_gm:
-        mine = Q(author=access.user) if access.user.is_authenticated else Q(pk__in=[])
-        posts = posts.filter(Q(hidden=False) | mine)
-    return posts
-
-
 @require_GET
 def campaign_search(request: HtmxHttpRequest, slug: str) -> HttpResponse:
     campaign, access = _campaign_for(request, slug)
@@ -904,7 +895,7 @@ def campaign_search(request: HtmxHttpRequest, slug: str) -> HttpResponse:
     results = None
     if form.is_valid():
         query = form.cleaned_data["q"]
-        posts = _readable_posts(access).select_related("scene", "author", "character")
+        posts = perms.readable_posts(access).select_related("scene", "author", "character")
         if connection.vendor == "postgresql":
             from django.contrib.postgres.search import SearchQuery, SearchRank, SearchVector
 
@@ -925,56 +916,7 @@ def campaign_export(request: HtmxHttpRequest, slug: str) -> HttpResponse:
     campaign, access = _campaign_for(request, slug)
     if not perms.can_export(access):
         raise PermissionDenied(_("Solo los miembros pueden descargar la partida."))
-    scenes = list(perms.visible_scenes(access).prefetch_related("aspects"))
-    posts = (
-        _readable_posts(access)
-        .select_related("author", "character")
-        .prefetch_related("chosen_recipients")
-        .order_by("pk")
-    )
-    by_scene: dict[int, list] = {s.pk: [] for s in scenes}
-    for post in posts:
-        by_scene.setdefault(post.scene_id, []).append(
-            {
-                "id": post.pk,
-                "author": post.author.username,
-                "speaker": post.speaker_name,
-                "voice": post.voice,
-                "recipients": post.recipients,
-                "chosen_recipients": [u.username for u in post.chosen_recipients.all()],
-                "created_at": post.created_at.isoformat(),
-                "edited_at": post.edited_at.isoformat() if post.edited_at else None,
-                "hidden": post.hidden,
-                "hidden_reason": post.hidden_reason if post.hidden else "",
-                "quote_of": post.quote_of_id,
-                "body": post.body,
-                "note": post.note,
-            }
-        )
-    archive = {
-        "format": "hitos-campaign-export/1",
-        "exported_at": timezone.now().isoformat(),
-        "exported_by": request.user.username,
-        "campaign": {
-            "slug": campaign.slug,
-            "title": campaign.title,
-            "system": campaign.system,
-            "gm": campaign.gm.username,
-            "description": campaign.description,
-        },
-        "scenes": [
-            {
-                "id": s.pk,
-                "title": s.title,
-                "description": s.description,
-                "status": s.status,
-                "offgame": s.is_offgame,
-                "aspects": [a.phrase for a in s.aspects.all()],
-                "posts": by_scene.get(s.pk, []),
-            }
-            for s in scenes
-        ],
-    }
+    archive = services.campaign_export(access=access)
     response = JsonResponse(archive, json_dumps_params={"ensure_ascii": False, "indent": 1})
     response["Content-Disposition"] = f'attachment; filename="{campaign.slug}.json"'
     return response

@@ -44,10 +44,11 @@ def campaign_for(
 def scene_for(
     request: HttpRequest, slug: str, scene_id: int, *, need: Need | None = None, denied: str | None = None
 ) -> tuple[Scene, Access]:
-    """The scene if the user may read it (404: private campaign, hidden
-    scene), and ``need`` allows (403)."""
+    """The scene of a tool at the table if the user may read it (404:
+    private campaign, hidden scene, or the off-game scene, which has no
+    table), and ``need`` allows (403)."""
     campaign, access = campaign_for(request, slug)
-    scene = get_object_or_404(perms.visible_scenes(access), pk=scene_id)
+    scene = get_object_or_404(perms.visible_scenes(access).exclude(is_offgame=True), pk=scene_id)
     scene.campaign = campaign
     _require(access, need, denied)
     return scene, access

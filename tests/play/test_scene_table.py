@@ -31,3 +31,15 @@ def test_anonymous_readers_see_no_drama_link(play):
     response = client_for(None).get(reverse("campaigns:scene-detail", args=[play.campaign.slug, play.scene.pk]))
     assert response.status_code == 200
     assert reverse("rolls:drama", args=[play.campaign.slug]) not in response.content.decode()
+
+
+def test_the_off_game_scene_has_no_table(play):
+    from campaigns.models import Scene
+
+    offgame = Scene.objects.create(campaign=play.campaign, title="Fuera de juego", is_offgame=True)
+    html = client_for(play.gm).get(reverse("campaigns:scene-detail", args=[play.campaign.slug, offgame.pk])).text
+    for name in ("rolls:combat", "rolls:horror", "rolls:opposed", "rolls:request-create", "rolls:secret-roll-create"):
+        url = reverse(name, args=[play.campaign.slug, offgame.pk])
+        assert url not in html, name
+        assert client_for(play.gm).get(url).status_code == 404, name
+    assert "Pedir una tirada" not in html and "Tiradas secretas" not in html

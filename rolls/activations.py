@@ -597,8 +597,8 @@ def narrative_activation(
 ) -> Activation:
     """H23 — an aspect introduces a fact in the story for 1 drama point (the
     GM's from their pool). When it harms another character, that character's
-    player answers: accept and gain the point, or refuse paying 1 to the
-    activator (``answer_narrative``).
+    player answers: accept and gain the point, or refuse, and the activator
+    gets the point back (K15; ``answer_narrative``).
 
     Side effects: the point and its ``SheetEvent`` with the note; an
     ``Activation`` (PENDING while the affected player has not answered)."""

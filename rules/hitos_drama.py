@@ -153,9 +153,12 @@ def narrative_accepted(affected: Side, options: HitosOptions = DEFAULT_OPTIONS) 
 
 
 def narrative_refused(activator: Side, affected: Side, options: HitosOptions = DEFAULT_OPTIONS) -> DramaEffect:
-    """H23 — refusing costs the affected character 1 point, paid to the activator,
-    who also recovers the point spent (as with a cancelled negative activation)."""
-    return negative_cancelled(activator, affected, options)
+    """H23, K15 (literal reading) — the point the activator spent would go to
+    the affected character, who refuses by paying it back: the activator
+    recovers the point and nothing else moves (net 0 for both). It is not
+    settled like a cancelled negative activation: H22's extra point is H22's
+    alone."""
+    return DramaEffect(_gain(activator, "recupera su punto: el elemento narrativo se rechaza", options))
 
 
 def complication_compensation(character: Side, options: HitosOptions = DEFAULT_OPTIONS) -> DramaEffect:

@@ -145,7 +145,8 @@ def test_narrative_harm_accepted_gives_the_point(play):
 
 
 def test_narrative_harm_refused_through_the_page(play):
-    # H23 — «puede rechazar tu elemento narrativo pagándote un punto dramático»
+    # H23 — «puede rechazar tu elemento narrativo pagándote un punto dramático»;
+    # K15 — the literal reading: the GM gets the point back, Tomás pays nothing.
     response = client_for(play.gm).post(
         reverse("rolls:drama-narrative", args=[play.campaign.slug]),
         {"activator": "", "aspect_text": "Tormenta", "note": "Un rayo cae cerca", "affected": str(play.tomas.pk)},
@@ -155,12 +156,12 @@ def test_narrative_harm_refused_through_the_page(play):
     refresh(play.campaign)
     assert play.campaign.gm_drama_points == 4
     page = client_for(play.bruno).get(drama_url(play)).content.decode()
-    assert "Rechazar (−1 punto)" in page
+    assert "Rechazar (el punto vuelve a quien lo gastó)" in page
     answer = reverse("rolls:activation-answer", args=[activation.pk])
     response = client_for(play.bruno).post(answer, {"respuesta": "cancelar"})
     assert response.status_code == 302
     refresh(play.campaign, play.tomas, activation)
-    assert (play.campaign.gm_drama_points, play.tomas.drama_points) == (6, 2)
+    assert (play.campaign.gm_drama_points, play.tomas.drama_points) == (5, 3)
     assert activation.status == Activation.Status.CANCELLED
 
 

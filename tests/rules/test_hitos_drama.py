@@ -106,7 +106,18 @@ def test_h23_narrative_element():
     spent = run({"ana": 1, "bruno": 1}, narrative_activation(ANA))
     assert spent == {"ana": 0, "bruno": 1}
     assert run(spent, narrative_accepted(BRUNO)) == {"ana": 0, "bruno": 2}
-    assert run(spent, narrative_refused(ANA, BRUNO)) == {"ana": 2, "bruno": 0}
+    # K15 — the literal reading: a refusal gives the activator their point back, nothing more.
+    assert run(spent, narrative_refused(ANA, BRUNO)) == {"ana": 1, "bruno": 1}
+
+
+# K15 — a refused element costs the affected nothing (net 0 for both), even with no points, and an NPC's point returns to the GM's pool
+def test_k15_a_refused_narrative_element_is_the_literal_reading():
+    spent = run({"ana": 0, GM_POOL: 3}, narrative_activation(CULTIST))
+    assert spent == {"ana": 0, GM_POOL: 2}
+    assert run(spent, narrative_refused(CULTIST, ANA)) == {"ana": 0, GM_POOL: 3}
+    # Not settled like a cancelled negative activation (H22: −1 for the target, +2 for the activator).
+    # (which would need a point from Ana, who has none).
+    assert narrative_refused(CULTIST, ANA).transfers != negative_cancelled(CULTIST, ANA).transfers
 
 
 # H26 — «Al comienzo de cada sesión de juego, un personaje tendrá tantos puntos dramáticos como su valor de Drama»

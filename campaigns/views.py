@@ -927,22 +927,18 @@ def campaign_export(request: HtmxHttpRequest, slug: str) -> HttpResponse:
 NOTIFICATIONS_PAGE_SIZE = 30
 
 
-def _notifications_page(request: HtmxHttpRequest, *, template: str) -> HttpResponse:
+def _notifications_page(request: HtmxHttpRequest) -> HttpResponse:
     notifications = Notification.objects.filter(user=request.user).select_related("campaign")
     page_obj = Paginator(notifications, NOTIFICATIONS_PAGE_SIZE).get_page(request.GET.get("pagina"))
-    # A history restore needs the whole page, never the fragment.
-    if request.htmx and not request.htmx.history_restore_request:
-        template += "#notification-list"
-    response = render(request, template, {"notifications": page_obj.object_list, "page_obj": page_obj})
-    patch_vary_headers(response, ["HX-Request"])
-    return response
+    context = {"notifications": page_obj.object_list, "page_obj": page_obj}
+    return page_or_fragment(request, "campaigns/notifications.html", "notification-list", context)
 
 
 @login_required
 @require_GET
 def notifications(request: HtmxHttpRequest) -> HttpResponse:
     """The user's notifications, newest first, 30 a page; unread ones marked."""
-    return _notifications_page(request, template="campaigns/notifications.html")
+    return _notifications_page(request)
 
 
 @login_required
@@ -967,7 +963,7 @@ def notification_open(request: HttpRequest, notification_id: int) -> HttpRespons
 def notifications_read_all(request: HtmxHttpRequest) -> HttpResponse:
     count = notify.notifications_mark_all_read(user=request.user)
     if request.htmx:
-        return _notifications_page(request, template="campaigns/notifications.html")
+        return _notifications_page(request)
     if count:
         messages.success(request, _("Todos los avisos están marcados como leídos."))
     return redirect("campaigns:notifications")

@@ -6,13 +6,13 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.http import Http404, HttpResponse
-from django.shortcuts import get_object_or_404, redirect, render
+from django.shortcuts import get_object_or_404, redirect
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods, require_POST
 
 from campaigns import permissions as perms
 from campaigns.permissions import campaign_access
-from hitos_site.htmx import HtmxHttpRequest
+from hitos_site.htmx import HtmxHttpRequest, page_or_fragment
 from rolls import secret, services
 from rolls.access import scene_for
 from rolls.forms_secret import SecretRollForm
@@ -62,8 +62,7 @@ def secret_roll_create(request: HtmxHttpRequest, slug: str, scene_id: int) -> Ht
     else:
         form = SecretRollForm(characters=characters, initial={"seen": log.head_hash})
     context = {"campaign": scene.campaign, "scene": scene, "form": form}
-    template = "rolls/secret_roll_form.html#secret-form" if request.htmx else "rolls/secret_roll_form.html"
-    return render(request, template, context)
+    return page_or_fragment(request, "rolls/secret_roll_form.html", "secret-form", context)
 
 
 @login_required

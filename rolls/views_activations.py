@@ -14,7 +14,6 @@ from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest
 from django.shortcuts import redirect, render
-from django.template.loader import render_to_string
 from django.utils.cache import patch_vary_headers
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods, require_POST, require_safe
@@ -51,20 +50,16 @@ def _card(request: HtmxHttpRequest, table_roll: TableRoll, access: Access, **ext
         is_player=access.is_player,
         access=access,
     )
-    response = render(request, "rolls/_roll_card.html", {"card": card, **extra})
     # The viewer's drama points on the scene page follow the activation (out of band).
     mine = Character.objects.filter(campaign=table_roll.campaign, owner=request.user).approved()
-    balances = render_to_string(
-        "rolls/_drama_points.html",
-        {
-            "drama_characters": list(mine.only("pk", "name", "drama_points")),
-            "campaign": table_roll.campaign,
-            "is_gm": access.is_gm,
-            "oob": True,
-        },
-        request=request,
-    )
-    response.content += balances.encode()
+    context = {
+        "card": card,
+        **extra,
+        "drama_characters": list(mine.only("pk", "name", "drama_points")),
+        "campaign": table_roll.campaign,
+        "is_gm": access.is_gm,
+    }
+    response = render(request, "rolls/_roll_card_update.html", context)
     patch_vary_headers(response, ("HX-Request",))
     return response
 

@@ -304,3 +304,21 @@ def test_h65_h89_temporary_secuelas_follow_the_state():
     assert temporary_secuela_change(MentalState.CUERDO, MentalState.ALTERADO) is None
     with pytest.raises(ValueError):
         temporary_secuela_change(HealthState.SANO, MentalState.CUERDO)
+
+
+# K18 — the engine's answers to three healing and horror corner cases, kept as the defaults.
+def test_k18_a_critical_with_a_negative_aspect_on_a_healing_roll_cancel_out():
+    # Double 10 is a critical (H10); with a negative aspect the two cancel and C is recovered.
+    meter = Meter(15, 6, 6)  # Herido, 12 points lost
+    outcome = recover(meter, HealthState.HERIDO, _check([10, 3, 10], 5, 10), aspect=Aspect.NEGATIVE)
+    assert outcome.recovered == 10  # C of [3, 10, 10], not the negative aspect's m (3)
+
+
+def test_k18_a_fumble_of_an_incapacitado_without_rest_loses_m():
+    outcome = recover(Meter(15, 1, 10), HealthState.INCAPACITADO, _check([1, 1, 7], 9, 15), rested=False)
+    assert outcome.lost == 7  # M, not the C of the ordinary failure without rest (H70)
+
+
+def test_k18_horror_shifts_beyond_the_table_clamp_at_its_ends():
+    assert shift_horror("panico", 3).key == "horror"
+    assert shift_horror("estupor", -4).key == "desasosiego"

@@ -74,9 +74,6 @@ class RollEntryQuerySet(models.QuerySet):
     def rolls(self):
         return self.exclude(kind=RollEntry.Kind.EPOCH_OPEN)
 
-    def sealed(self):
-        return self.exclude(audience="")
-
 
 class RollEntry(models.Model):
     class Kind(models.TextChoices):

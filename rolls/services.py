@@ -489,7 +489,7 @@ def _sign(inner: dict[str, Any], audience: str) -> tuple[rollog.SignedEntry, byt
     return rollog.sign_entry(outer, _keys().signing_key), opening
 
 
-def _sealed_seed(seed_text: str, source: str, audience: str) -> None:
+def _sealed_seed(seed_text: str, audience: str) -> None:
     # The seed x_i is revealed by a later slot, so a sealed roll's dice stay
     # secret only through its client seed: at least 128 bits (§3.7).
     if audience and len(seed_text) < rollog.SEALED_MIN_CLIENT_SEED:
@@ -532,7 +532,7 @@ def roll_append(
     spec = _spec(spec)
     purpose = _purpose(purpose)
     audience = audience_for(post=post, scene=scene, secret=secret)
-    _sealed_seed(seed_text, source, audience)
+    _sealed_seed(seed_text, audience)
     log, slot = _take_slot(campaign, seed_text if source == "browser" else None, seen)
     retry = _retry(slot, user, same=lambda e: e.kind == RollEntry.Kind.ROLL and e.spec == spec)
     if retry is not None:
@@ -604,7 +604,7 @@ def reroll_append(
     seed_text, source = _client_seed(client_seed)
     purpose = _purpose(purpose)
     # A re-roll of a sealed roll is sealed for the same audience (§3.7).
-    _sealed_seed(seed_text, source, parent.audience)
+    _sealed_seed(seed_text, parent.audience)
     if parent.kind not in (RollEntry.Kind.ROLL, RollEntry.Kind.REROLL):
         raise ValidationError(_("Solo se pueden repetir tiradas."), code="parent_not_roll")
     if rollog.explodes(parent.entry["spec"]):
@@ -667,7 +667,7 @@ def extend_append(
     seed_text, source = _client_seed(client_seed)
     spec = _spec(spec)
     purpose = _purpose(purpose)
-    _sealed_seed(seed_text, source, parent.audience)
+    _sealed_seed(seed_text, parent.audience)
     if parent.kind not in (RollEntry.Kind.ROLL, RollEntry.Kind.REROLL, RollEntry.Kind.EXTEND):
         raise ValidationError(_("Solo se pueden añadir dados a una tirada."), code="parent_not_roll")
     if rollog.explodes(spec):

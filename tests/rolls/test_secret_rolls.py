@@ -203,3 +203,20 @@ def test_a_sealed_roll_needs_a_strong_browser_seed(table):
     assert caught.value.messages == ["Una tirada privada necesita una semilla del navegador de al menos 32 caracteres."]
     server_made = _secret(table, client_seed=None)
     assert server_made.entry["client_seed_source"] == "server" and len(server_made.entry["client_seed"]) == 32
+
+
+@pytest.mark.parametrize("n", [1, 6])
+def test_the_scene_page_query_count_does_not_grow_with_secret_rolls(table, django_assert_max_num_queries, n):
+    gm_access = campaign_access(table.gm, table.campaign)
+    for _ in range(n):
+        entry = secret.secret_free_roll(
+            scene=table.scene, user=table.gm, notation="2d6", purpose="Tirada oculta", client_seed=client_seed()
+        )
+        secret.secret_roll_reveal(entry=entry, user=table.gm, access=gm_access)
+    # Each visit marks the posts read; the second one is the steady page.
+    for user, bound in ((table.gm, 18), (table.player, 19)):
+        client = client_for(user)
+        client.get(table.scene.get_absolute_url())
+        with django_assert_max_num_queries(bound):
+            response = client.get(table.scene.get_absolute_url())
+        assert response.content.decode().count('class="secret-roll mb-2"') == n

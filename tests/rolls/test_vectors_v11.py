@@ -26,7 +26,15 @@ from rolls.verify_roll import (
     roll_message,
     verify_bundle,
 )
-from tests.rolls.test_vectors import CAMPAIGN, LENGTH, PUBLIC_KEY_HEX, SEED_CHAIN, build_vector_log, signing_key
+from tests.rolls.test_vectors import (
+    CAMPAIGN,
+    LENGTH,
+    PUBLIC_KEY_HEX,
+    SEED_CHAIN,
+    build_vector_log,
+    roll,
+    signing_key,
+)
 
 EPOCH2_ROOT = hashlib.sha256(b"rollog/v1 TEST epoch 2 root - never use in production").digest()
 PUBLIC_KEY = parse_public_key(PUBLIC_KEY_HEX)
@@ -101,33 +109,16 @@ SIGNED = {6: T10, 7: T11_ROLL, 8: T11_EXTEND, 9: EPOCH2, 10: T12, 11: T13}
 ROOT1 = bytes.fromhex(SEED_CHAIN[-1])
 
 
-def _roll(key, prev: SignedEntry, seq: int, clock: str, user: str, character: str, purpose: str, spec: str, cs: str):
-    return rollog.roll_entry(
-        campaign=CAMPAIGN,
-        seq=seq,
-        prev=prev.hash_hex,
-        time=f"2025-01-15T{clock}:00Z",
-        user=user,
-        character=character,
-        scene="escena-1",
-        purpose=purpose,
-        spec=spec,
-        epoch=1,
-        epoch_index=seq,
-        seed=rollog.seed_for_slot(ROOT1, LENGTH, seq),
-        client_seed=cs,
-        seen=prev.hash_hex,
-    )
-
-
 def build_v11_log() -> tuple[list[SignedEntry], dict[int, bytes]]:
     """seq 0–11: T1–T6, then T10–T13 built by the server core; and the openings by seq."""
     key = signing_key()
     log = build_vector_log()
-    t10 = _roll(key, log[-1], 6, "20:20", "bruno", "Jimena", "Daño del hacha: 2d6! (el 6 explota)", "2d6!", "t10-2")
-    log.append(rollog.sign_entry(t10, key))
-    t11 = _roll(key, log[-1], 7, "20:25", "dario", "Finn", "Aventuras: trepar al árbol de caramelo", "2d6", "t11-2")
-    log.append(rollog.sign_entry(t11, key))
+    log.append(
+        roll(key, log[-1], 6, "20:20", "bruno", "Jimena", "Daño del hacha: 2d6! (el 6 explota)", "2d6!", "t10-2")
+    )
+    log.append(
+        roll(key, log[-1], 7, "20:25", "dario", "Finn", "Aventuras: trepar al árbol de caramelo", "2d6", "t11-2")
+    )
     extend = rollog.extend_entry(
         parent=log[7],
         spec="1d6",

@@ -29,7 +29,7 @@ equal values the earlier die is kept (or dropped) first.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import StrEnum
 
 from rules.dice import MAX_FACES, MIN_FACES, DiceSource, check_die
@@ -209,9 +209,7 @@ class _Parser:
             raise self.error("se esperaba un número o una tirada (p. ej. 2d6)")
         count = 1
         if self.text[self.pos] not in "dD":
-            if self.peek(_NUMBER) is None:
-                raise self.error("se esperaba un número o una tirada (p. ej. 2d6)")
-            count, start = self.number()
+            count, start = self.count()
             if self.text[self.pos : self.pos + 1].lower() != "d":
                 if count > MAX_CONSTANT:
                     raise self.error(f"una constante no puede pasar de {MAX_CONSTANT}", start)
@@ -227,41 +225,43 @@ class _Parser:
                 f"un dado debe tener entre {MIN_FACES} y {MAX_FACES} caras, no {faces}",
                 start,
             )
-        dice = Dice(count, faces, sign)
-        if self.text.startswith("!", self.pos):
-            self.pos += 1
-            dice = Dice(count, faces, sign, explode=True)
+        explode = self.text.startswith("!", self.pos)
+        self.pos += explode
+        dice = Dice(count, faces, sign, explode)
         if (m := self.peek(_KEEP)) is not None:
-            self.pos = m.end()
-            mode = KeepMode("kh" if m.group().lower() == "k" else m.group().lower())
-            n, start = self.number()
-            if mode in (KeepMode.KEEP_HIGHEST, KeepMode.KEEP_LOWEST):
-                if not 1 <= n <= count:
-                    raise self.error(f"se pueden conservar de 1 a {count} dados", start)
-            elif not 1 <= n < count:
-                raise self.error(
-                    f"se pueden descartar de 1 a {count - 1} dados"
-                    if count > 1
-                    else "no se puede descartar el único dado",
-                    start,
-                )
-            dice = Dice(count, faces, sign, dice.explode, mode, n)
+            dice = self.keep(dice, m)
         if (m := self.peek(_COMPARE)) is not None:
-            self.pos = m.end()
-            target, start = self.number()
-            if not 1 <= target <= faces:
-                raise self.error(f"el umbral debe estar entre 1 y {faces}", start)
-            dice = Dice(
-                count,
-                faces,
-                sign,
-                dice.explode,
-                dice.keep,
-                dice.keep_count,
-                Comparison(m.group()),
-                target,
-            )
+            dice = self.compare(dice, m)
         return dice
+
+    def count(self) -> tuple[int, int]:
+        if self.peek(_NUMBER) is None:
+            raise self.error("se esperaba un número o una tirada (p. ej. 2d6)")
+        return self.number()
+
+    def keep(self, dice: Dice, m: re.Match) -> Dice:
+        """The ``kh``/``kl``/``dh``/``dl`` suffix: how many dice count."""
+        self.pos = m.end()
+        mode = KeepMode("kh" if m.group().lower() == "k" else m.group().lower())
+        n, start = self.number()
+        count = dice.count
+        if mode in (KeepMode.KEEP_HIGHEST, KeepMode.KEEP_LOWEST):
+            if not 1 <= n <= count:
+                raise self.error(f"se pueden conservar de 1 a {count} dados", start)
+        elif not 1 <= n < count:
+            raise self.error(
+                f"se pueden descartar de 1 a {count - 1} dados" if count > 1 else "no se puede descartar el único dado",
+                start,
+            )
+        return replace(dice, keep=mode, keep_count=n)
+
+    def compare(self, dice: Dice, m: re.Match) -> Dice:
+        """The ``>=N``-style suffix: the dice are counted as successes."""
+        self.pos = m.end()
+        target, start = self.number()
+        if not 1 <= target <= dice.faces:
+            raise self.error(f"el umbral debe estar entre 1 y {dice.faces}", start)
+        return replace(dice, compare=Comparison(m.group()), target=target)
 
     def check_whole(self, terms: list[Term], starts: list[int]) -> None:
         total = 0

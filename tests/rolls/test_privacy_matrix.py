@@ -213,17 +213,9 @@ class Reader:
         return self.pages[url]
 
     def surface(self, kind: str, surface: str) -> str:
-        world, user = self.world, self.user
+        world = self.world
         entry = world.rolls[kind]
-        slug = world.campaign.slug
-        scene = world.split if kind == "split_scene" else world.scene
         match surface:
-            case "permalink":
-                return self.get(entry.get_absolute_url())
-            case "bundle":
-                return self.get(reverse("rolls:roll-json", args=[entry.permalink]))
-            case "badge":
-                return self.get(reverse("rolls:roll-badge", args=[entry.permalink]))
             case "snippets":
                 page = self.get(entry.get_absolute_url())
                 return "".join(part.split("</textarea>")[0] for part in page.split("<textarea")[1:])
@@ -231,33 +223,45 @@ class Reader:
                 page = self.get(_nearby_companion(world, kind).get_absolute_url())
                 start = page.find('id="cercanas"')
                 return page[start : page.find("</section>", start)] if start >= 0 else ""
-            case "roll_log":
-                return self.get(reverse("rolls:roll-log", args=[slug]))
-            case "roll_log_scene":
-                return self.get(reverse("rolls:roll-log", args=[slug]) + f"?escena={scene.pk}")
-            case "log_export":
-                return self.get(reverse("rolls:log-export", args=[slug]))
-            case "scene_page":
-                return self.get(scene.get_absolute_url())
-            case "scene_feed":
-                return self.get(reverse("campaigns:scene-feed", args=[slug, scene.pk]))
-            case "member_feed":
-                membership = Membership.objects.get(campaign=world.campaign, user=user)
-                return self.get(reverse("campaigns:member-feed", args=[membership.feed_token]))
-            case "notifications":
-                return self.get(reverse("campaigns:notifications"))
             case "digest":
                 if "digest" not in self.pages:
                     mail.outbox.clear()
-                    notify.digest_send(user=user)
+                    notify.digest_send(user=self.user)
                     self.pages["digest"] = "\n".join(f"{m.subject}\n{m.body}" for m in mail.outbox)
                 return self.pages["digest"]
+        return self.get(self.url(kind, surface))
+
+    def url(self, kind: str, surface: str) -> str:
+        """The address of a surface that is one page."""
+        world = self.world
+        entry = world.rolls[kind]
+        slug = world.campaign.slug
+        scene = world.split if kind == "split_scene" else world.scene
+        match surface:
+            case "permalink":
+                return entry.get_absolute_url()
+            case "bundle" | "badge":
+                return reverse(f"rolls:roll-{'json' if surface == 'bundle' else 'badge'}", args=[entry.permalink])
+            case "roll_log":
+                return reverse("rolls:roll-log", args=[slug])
+            case "roll_log_scene":
+                return reverse("rolls:roll-log", args=[slug]) + f"?escena={scene.pk}"
+            case "log_export":
+                return reverse("rolls:log-export", args=[slug])
+            case "scene_page":
+                return scene.get_absolute_url()
+            case "scene_feed":
+                return reverse("campaigns:scene-feed", args=[slug, scene.pk])
+            case "member_feed":
+                membership = Membership.objects.get(campaign=world.campaign, user=self.user)
+                return reverse("campaigns:member-feed", args=[membership.feed_token])
+            case "notifications":
+                return reverse("campaigns:notifications")
             case "search":
                 # Searching for the roll's post (the query itself is echoed back).
-                url = reverse("campaigns:campaign-search", args=[slug]) + f"?q=mensaje+{kind}"
-                return self.get(url)
+                return reverse("campaigns:campaign-search", args=[slug]) + f"?q=mensaje+{kind}"
             case "campaign_export":
-                return self.get(reverse("campaigns:campaign-export", args=[slug]))
+                return reverse("campaigns:campaign-export", args=[slug])
         raise AssertionError(surface)
 
 

@@ -293,7 +293,7 @@ def narrative_pending(activation) -> list[Notification]:
             % values
         )
 
-    url = reverse("rolls:drama", args=[activation.campaign.slug])
+    url = reverse("hitos:drama", args=[activation.campaign.slug])
     return _notify_each(
         [character.owner], campaign=activation.campaign, kind=Notification.Kind.ACTIVATION, url=url, text=text
     )
@@ -315,7 +315,7 @@ def roll_requested(request) -> list[Notification]:
 
 def horror_exposed(test, characters) -> list[Notification]:
     """Ask each exposed player character's player to roll Entereza (H78)."""
-    url = reverse("rolls:horror", args=[test.campaign.slug, test.scene_id])
+    url = reverse("hitos:horror", args=[test.campaign.slug, test.scene_id])
     notifications = []
     for character in characters:
         if character.is_npc or not character.owner.is_active:

@@ -38,10 +38,10 @@ from campaigns.permissions import (
     readable_posts,
     visible_scenes,
 )
-from rolls import post_rolls
-from rolls import requests as roll_requests
 from rolls import services as rolls_services
-from rolls.post_rolls import PlannedRoll
+from table import post_rolls
+from table.post_rolls import PlannedRoll
+from table.roll_requests import services as roll_requests
 
 
 def _unique_slug(title: str) -> str:

@@ -59,11 +59,12 @@ from campaigns.models import (
 )
 from campaigns.permissions import Access, campaign_access
 from hitos_site.htmx import HtmxHttpRequest, page_or_fragment, wants_fragment
-from rolls import post_rolls, secret
-from rolls import requests as roll_requests
-from rolls.cards import activations_prefetch, cards_for
 from rolls.models import TableRoll
 from sheets.models import Character
+from systems.hitos.secret import services as secret
+from table import post_rolls
+from table.cards import activations_prefetch, cards_for
+from table.roll_requests import services as roll_requests
 
 HOME_PAGE_SIZE = 20
 POSTS_PER_PAGE = 20
@@ -582,7 +583,7 @@ def _post_form(access: Access, scene: Scene, data=None, initial=None) -> PostFor
 def _attach_roll_cards(posts: list[Post], access: Access, scene: Scene, *, has_character: bool | None) -> None:
     """Each post's roll cards (``post.roll_cards``), in a constant number of
     queries: the posts' table rolls with their versions and the activations
-    the card's actions read (``rolls.cards.cards_for``)."""
+    the card's actions read (``table.cards.cards_for``)."""
     for post in posts:
         post.roll_cards = []
     by_post = {p.pk: p for p in posts}

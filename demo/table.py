@@ -62,7 +62,7 @@ CREATURE = "La cosa del pozo"
 def _attack_until_hit(*, combat, access, attacker, target, weapon, attempts: int = 6):
     """A few rounds of shots: the demo wants one hit to apply (every shot is a
     real roll in the log, as at a real table)."""
-    from rolls import combat as combat_services
+    from systems.hitos.combat import services as combat_services
 
     attack = None
     for _ in range(attempts):
@@ -83,8 +83,12 @@ def table_demo_load(*, campaign, gm, players, characters) -> None:
     from campaigns import services as campaign_services
     from campaigns.models import Post
     from campaigns.permissions import campaign_access
-    from rolls import activations, combat, horror, secret, table
     from sheets.models import Aspect, Character, Skill
+    from systems.hitos import checks as table
+    from systems.hitos.activations import services as activations
+    from systems.hitos.combat import services as combat
+    from systems.hitos.horror import services as horror
+    from systems.hitos.secret import services as secret
 
     if campaign.scenes.filter(title=TABLE_SCENE).exists():
         return

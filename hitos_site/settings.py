@@ -53,6 +53,8 @@ INSTALLED_APPS = [
     "campaigns",
     "sheets",
     "rolls",
+    "table",
+    "systems.hitos",
     "demo",
 ]
 

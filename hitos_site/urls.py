@@ -10,6 +10,8 @@ urlpatterns = [
     path("", include("campaigns.urls")),
     path("", include("sheets.urls")),
     path("", include("rolls.urls")),
+    path("", include("table.urls")),
+    path("", include("systems.hitos.urls")),
     path("idioma/", account_views.language_set, name="language-set"),
     path("admin/", admin.site.urls),
 ]

@@ -1,4 +1,4 @@
-from django.urls import include, path, re_path
+from django.urls import path, re_path
 
 from rolls import views
 
@@ -13,10 +13,4 @@ urlpatterns = [
     path("partidas/<slug:slug>/tiradas/", views.roll_log, name="roll-log"),
     path("partidas/<slug:slug>/tiradas/registro.json", views.log_export, name="log-export"),
     path("partidas/<slug:slug>/tiradas/libre/", views.free_roll, name="free-roll"),
-    # Playing HITOS at the table, one module each.
-    path("", include("rolls.urls_requests")),
-    path("", include("rolls.urls_activations")),
-    path("", include("rolls.urls_combat")),
-    path("", include("rolls.urls_horror")),
-    path("", include("rolls.urls_secret")),
 ]

@@ -35,12 +35,12 @@ from campaigns.models import Post
 from campaigns.permissions import campaign_access
 from hitos_site.htmx import HtmxHttpRequest, page_or_fragment
 from rolls import rollog, services, verify_roll
-from rolls.access import campaign_for
-from rolls.cards import activations_prefetch, card_context
 from rolls.forms import FreeRollForm
 from rolls.models import CampaignLog, RollEntry, TableRoll
 from rolls.permissions import can_read_roll, readable_ids, readable_rolls
 from sheets.models import Character
+from table.access import campaign_for
+from table.cards import activations_prefetch, card_context
 
 EXPORT_PAGE_SIZE = 1000
 ROLL_LOG_PAGE_SIZE = 50

@@ -35,8 +35,8 @@ from accounts.models import User
 from campaigns.models import Campaign, Membership, Post, Role, Scene, Visibility
 from rolls import services as roll_services
 from rolls.models import RollEntry, TableRoll
-from rolls.table import chance, check_setup
 from sheets.models import Character, Skill
+from systems.hitos.checks import chance, check_setup
 from tests.browser.conftest import _REPORT_CSP_VIOLATIONS, TIMEOUT_MS, BrowserProblems
 from tests.factories import CampaignFactory, UserFactory
 

@@ -21,11 +21,11 @@ from playwright.sync_api import Browser, Locator, Page, expect
 
 from accounts.models import User
 from campaigns.models import Campaign
-from rolls import combat as combat_services
-from rolls.activations import SCENE_ASPECT, SHEET_ASPECT
 from rolls.models import Activation, Attack, Combatant, TableRoll
-from rolls.table import chance, check_setup
 from sheets.models import Character
+from systems.hitos.activations.services import SCENE_ASPECT, SHEET_ASPECT
+from systems.hitos.checks import chance, check_setup
+from systems.hitos.combat import services as combat_services
 from tests.browser.conftest import _REPORT_CSP_VIOLATIONS, TIMEOUT_MS, BrowserProblems
 from tests.play.conftest import Play, make_play
 

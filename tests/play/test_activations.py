@@ -10,10 +10,10 @@ from django.urls import reverse
 from django.utils import timezone
 
 from campaigns.models import Notification
-from rolls import activations
 from rolls.models import Activation, RollEntry, TableRoll, TableRollKind
-from rolls.table import check_setup, table_check
 from sheets.models import Aspect, SheetEvent, Skill
+from systems.hitos.activations import services as activations
+from systems.hitos.checks import check_setup, table_check
 from tests.play.conftest import client_for, client_seed
 
 
@@ -349,11 +349,11 @@ def test_a_negative_activation_against_an_npc_is_answered_by_the_gm(play):
 
 
 def positive_url(roll) -> str:
-    return reverse("rolls:activation-positive", args=[roll.pk])
+    return reverse("hitos:activation-positive", args=[roll.pk])
 
 
 def negative_url(roll) -> str:
-    return reverse("rolls:activation-negative", args=[roll.pk])
+    return reverse("hitos:activation-negative", args=[roll.pk])
 
 
 def test_positive_form_page_and_fragment(play, roll):
@@ -394,7 +394,7 @@ def test_positive_post_with_htmx_returns_the_updated_card(play, roll):
 
 def test_the_gm_sees_the_pool_drop_after_a_negative_activation(play, roll):
     response = client_for(play.gm).post(
-        reverse("rolls:activation-negative", args=[roll.pk]),
+        reverse("hitos:activation-negative", args=[roll.pk]),
         {"aspect": f"s{play.scene_aspect.pk}", "dice": ["0"]},
         HTTP_HX_REQUEST="true",
     )
@@ -466,8 +466,8 @@ def test_wrong_methods(play, roll):
     activation = negative_by_gm(play, roll)
     client = client_for(play.ana)
     assert client.put(positive_url(roll)).status_code == 405
-    assert client.get(reverse("rolls:activation-answer", args=[activation.pk])).status_code == 405
-    assert client.get(reverse("rolls:activation-settle", args=[activation.pk])).status_code == 405
+    assert client.get(reverse("hitos:activation-answer", args=[activation.pk])).status_code == 405
+    assert client.get(reverse("hitos:activation-settle", args=[activation.pk])).status_code == 405
 
 
 def test_negative_then_accept_through_the_views(play, roll):
@@ -481,7 +481,7 @@ def test_negative_then_accept_through_the_views(play, roll):
     assert "La dirección activa «Ágil como una gata» en contra: repetir los dados 1, 3." in html
     assert "Aceptar (+1 punto)" not in html  # the GM is not the owner
     activation = Activation.objects.get()
-    answer = reverse("rolls:activation-answer", args=[activation.pk])
+    answer = reverse("hitos:activation-answer", args=[activation.pk])
     # Bruno sees the roll but may not answer for Ana.
     assert client_for(play.bruno).post(answer, {"respuesta": "aceptar"}).status_code == 403
     assert client_for(play.ana).post(answer, {"respuesta": "quizá"}).status_code == 400
@@ -510,7 +510,7 @@ def test_the_owner_sees_the_answer_buttons_on_the_card(play, roll):
 
 def test_settle_view_before_and_after_the_deadline(play, roll, monkeypatch):
     activation = negative_by_gm(play, roll)
-    settle = reverse("rolls:activation-settle", args=[activation.pk])
+    settle = reverse("hitos:activation-settle", args=[activation.pk])
     assert client_for(play.ana).post(settle).status_code == 403
     response = client_for(play.gm).post(settle)
     assert response.status_code == 302
@@ -526,7 +526,7 @@ def test_settle_view_before_and_after_the_deadline(play, roll, monkeypatch):
 
 def _loaded(rolls):
     """The rolls as a page loads them for ``cards_for``."""
-    from rolls.cards import activations_prefetch
+    from table.cards import activations_prefetch
 
     return list(
         TableRoll.objects.filter(pk__in=[r.pk for r in rolls])
@@ -541,7 +541,7 @@ def _actions_html(play, user, rolls) -> list[str]:
     from django.template.loader import render_to_string
 
     from campaigns.permissions import campaign_access
-    from rolls.cards import cards_for
+    from table.cards import cards_for
 
     cards = cards_for(_loaded(rolls), access=campaign_access(user, play.campaign))
     return [render_to_string("rolls/_roll_actions.html", {"card": cards[r.pk]}) for r in rolls]
@@ -552,7 +552,7 @@ def test_actions_partial_makes_no_queries_beyond_the_prefetch(play, pending, dja
     from django.template.loader import render_to_string
 
     from campaigns.permissions import campaign_access
-    from rolls.cards import cards_for
+    from table.cards import cards_for
 
     rolls = [roll_for(play) for _ in range(3)]
     if pending:
@@ -575,7 +575,7 @@ def test_actions_partial_makes_no_queries_beyond_the_prefetch(play, pending, dja
 
 def test_a_page_of_cards_looks_up_a_players_characters_once(play, django_assert_num_queries):
     from campaigns.permissions import campaign_access
-    from rolls.cards import cards_for
+    from table.cards import cards_for
 
     # Inés's rolls, seen by Bruno: helping or acting against needs his approved character.
     loaded = _loaded([roll_for(play) for _ in range(3)])
@@ -592,8 +592,8 @@ def test_a_page_of_cards_looks_up_a_players_characters_once(play, django_assert_
 def test_players_get_no_positive_button_on_an_npc_roll(play):
     from django.template.loader import render_to_string
 
-    from rolls import table as table_services
-    from rolls.cards import card_context
+    from systems.hitos import checks as table_services
+    from table.cards import card_context
 
     npc_roll = table_services.table_check(
         campaign=play.campaign,
@@ -621,7 +621,7 @@ def test_h92_the_gm_forces_degeneracion_and_the_player_gains_a_point(play):
     # The card offers the GM the choice, not the player.
     arcane.refresh_from_db()
     url = reverse("campaigns:scene-detail", args=[play.campaign.slug, play.scene.pk])
-    force_url = reverse("rolls:activation-force", args=[activation.pk])
+    force_url = reverse("hitos:activation-force", args=[activation.pk])
     assert force_url in client_for(play.gm).get(url).content.decode()
     assert force_url not in client_for(play.ana).get(url).content.decode()
     assert client_for(play.ana).post(force_url).status_code == 403

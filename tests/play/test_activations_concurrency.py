@@ -10,10 +10,10 @@ import pytest
 from django.core.exceptions import ValidationError
 from django.db import connection, connections
 
-from rolls import activations
 from rolls.models import Activation, RollEntry
-from rolls.table import check_setup, table_check
 from sheets.models import SheetEvent
+from systems.hitos.activations import services as activations
+from systems.hitos.checks import check_setup, table_check
 from tests.play.conftest import client_seed, make_play
 
 pytestmark = [

@@ -9,13 +9,13 @@ from django.db import transaction
 
 from campaigns.models import Notification
 from campaigns.permissions import campaign_access
-from rolls import combat as combat_services
 from rolls import rollog
 from rolls.models import Combatant, RollEntry, TableRollKind
-from rolls.table import lock_table_roll, table_reroll
 from rules import hitos
 from rules.hitos_combat import attack_damage
 from sheets.models import Aspect, Character, SheetEvent
+from systems.hitos.checks import lock_table_roll, table_reroll
+from systems.hitos.combat import services as combat_services
 
 
 @pytest.fixture
@@ -415,7 +415,7 @@ def test_an_ended_combat_takes_no_more_attacks(play):
 
 
 def test_an_attack_whose_damage_is_applied_cannot_be_rerolled(play, dice):
-    from rolls import activations
+    from systems.hitos.activations import services as activations
 
     fight = start(play)
     dice.extend([[9, 9, 8]])
@@ -434,7 +434,7 @@ def test_an_attack_whose_damage_is_applied_cannot_be_rerolled(play, dice):
 
 
 def test_initiative_rolls_are_not_rerolled_by_aspects(play):
-    from rolls import activations
+    from systems.hitos.activations import services as activations
 
     fight = start(play)
     combat_services.initiative_roll(combat=fight, access=access(play, play.gm))
@@ -473,7 +473,7 @@ def test_damage_absorbed_by_armour_tells_nobody(play, dice):
 
 
 def test_an_attack_the_gm_rolls_for_a_player_character_is_answered_by_its_player(play, dice):
-    from rolls import activations
+    from systems.hitos.activations import services as activations
 
     fight = start(play)
     dice.append([5, 6, 7])
@@ -490,7 +490,7 @@ def test_an_attack_the_gm_rolls_for_a_player_character_is_answered_by_its_player
 
 
 def test_damage_waits_while_an_activation_on_the_attack_is_pending(play, dice):
-    from rolls import activations
+    from systems.hitos.activations import services as activations
 
     fight = start(play)
     dice.extend([[9, 9, 8]])
@@ -513,7 +513,7 @@ def test_damage_waits_while_an_activation_on_the_attack_is_pending(play, dice):
 
 
 def test_reroll_refusals_reads_many_attacks_in_one_query(play, dice, django_assert_num_queries):
-    from rolls.table import reroll_refusals
+    from systems.hitos.checks import reroll_refusals
 
     fight = start(play)
     dice.extend([[9, 9, 8], [9, 8, 7], [9, 7, 6]])

@@ -8,10 +8,10 @@ from django.urls import reverse
 
 from campaigns.models import Notification
 from campaigns.permissions import campaign_access
-from rolls import combat as combat_services
 from rolls.models import Attack, Combat, Combatant
 from rules import hitos
 from sheets.models import SheetEvent
+from systems.hitos.combat import services as combat_services
 from tests.play.conftest import client_for, client_seed
 from tests.play.test_combat import dice  # noqa: F401 - a fixture
 
@@ -19,7 +19,7 @@ HTMX = {"HTTP_HX_REQUEST": "true"}
 
 
 def url(play, name, *args):
-    return reverse(f"rolls:{name}", args=[play.campaign.slug, play.scene.pk, *args])
+    return reverse(f"hitos:{name}", args=[play.campaign.slug, play.scene.pk, *args])
 
 
 def started(play) -> Combat:
@@ -117,7 +117,7 @@ def test_the_page_is_get_only(play):
 
 @pytest.mark.parametrize("who", ["gm", "ana", "anonymous"])
 def test_query_count_stays_constant_as_attacks_and_combatants_grow(play, who, django_assert_max_num_queries):
-    from rolls import table
+    from systems.hitos import checks as table
 
     combat = started(play)
     first = make_attack(play, combat)
@@ -127,7 +127,7 @@ def test_query_count_stays_constant_as_attacks_and_combatants_grow(play, who, dj
     client = client_for(getattr(play, who, None))
     client.get(url(play, "combat"))
     # 14: the page's queries, among them the re-rolled cards' chains and
-    # whether the attacks may still be re-rolled (rolls.table.reroll_refusals).
+    # whether the attacks may still be re-rolled (systems.hitos.checks.reroll_refusals).
     with django_assert_max_num_queries(14) as small:
         client.get(url(play, "combat"))
     for n in range(3):
@@ -317,7 +317,7 @@ def test_an_attack_of_another_scene_is_404(play, name):
     combat = started(play)
     attack = make_attack(play, combat)
     other = play.scene.__class__.objects.create(campaign=play.campaign, title="El jardín")
-    address = reverse(f"rolls:{name}", args=[play.campaign.slug, other.pk, attack.pk])
+    address = reverse(f"hitos:{name}", args=[play.campaign.slug, other.pk, attack.pk])
     assert client_for(play.gm).post(address).status_code == 404
 
 

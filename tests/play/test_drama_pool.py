@@ -9,14 +9,14 @@ from django.core.exceptions import PermissionDenied, ValidationError
 from django.urls import reverse
 from django.utils import timezone
 
-from rolls import activations
 from rolls.models import Activation
 from sheets.models import SheetEvent
+from systems.hitos.activations import services as activations
 from tests.play.conftest import client_for
 
 
 def drama_url(play) -> str:
-    return reverse("rolls:drama", args=[play.campaign.slug])
+    return reverse("hitos:drama", args=[play.campaign.slug])
 
 
 def refresh(*objects):
@@ -94,7 +94,7 @@ def test_the_page_costs_the_same_queries_whatever_its_length(play, django_assert
 
 
 def test_the_gm_sets_the_pool_with_a_reason(play):
-    url = reverse("rolls:drama-pool-set", args=[play.campaign.slug])
+    url = reverse("hitos:drama-pool-set", args=[play.campaign.slug])
     response = client_for(play.gm).post(url, {"value": "8", "reason": "Nueva sesión"})
     assert response.status_code == 302
     refresh(play.campaign)
@@ -148,7 +148,7 @@ def test_narrative_harm_refused_through_the_page(play):
     # H23 — «puede rechazar tu elemento narrativo pagándote un punto dramático»;
     # K15 — the literal reading: the GM gets the point back, Tomás pays nothing.
     response = client_for(play.gm).post(
-        reverse("rolls:drama-narrative", args=[play.campaign.slug]),
+        reverse("hitos:drama-narrative", args=[play.campaign.slug]),
         {"activator": "", "aspect_text": "Tormenta", "note": "Un rayo cae cerca", "affected": str(play.tomas.pk)},
     )
     assert response.status_code == 302
@@ -157,7 +157,7 @@ def test_narrative_harm_refused_through_the_page(play):
     assert play.campaign.gm_drama_points == 4
     page = client_for(play.bruno).get(drama_url(play)).content.decode()
     assert "Rechazar (el punto vuelve a quien lo gastó)" in page
-    answer = reverse("rolls:activation-answer", args=[activation.pk])
+    answer = reverse("hitos:activation-answer", args=[activation.pk])
     response = client_for(play.bruno).post(answer, {"respuesta": "cancelar"})
     assert response.status_code == 302
     refresh(play.campaign, play.tomas, activation)
@@ -166,7 +166,7 @@ def test_narrative_harm_refused_through_the_page(play):
 
 
 def test_narrative_form_errors_and_rights(play):
-    url = reverse("rolls:drama-narrative", args=[play.campaign.slug])
+    url = reverse("hitos:drama-narrative", args=[play.campaign.slug])
     response = client_for(play.ana).post(url, {"activator": str(play.ines.pk), "aspect_text": "Ágil", "note": ""})
     assert response.status_code == 200
     assert 'value="Ágil"' in response.content.decode()
@@ -203,7 +203,7 @@ def test_the_gm_settles_an_unanswered_narrative_after_the_deadline(play, monkeyp
     activation = activations.narrative_activation(
         campaign=play.campaign, user=play.gm, character_or_gm=None, aspect_text="x", note="y", affected=play.ines
     )
-    settle = reverse("rolls:activation-settle", args=[activation.pk])
+    settle = reverse("hitos:activation-settle", args=[activation.pk])
     client_for(play.gm).post(settle)
     refresh(activation)
     assert activation.status == Activation.Status.PENDING

@@ -8,12 +8,13 @@ from django.urls import reverse
 from pytest_django.asserts import assertContains, assertNotContains
 
 from campaigns.models import Notification, Scene
-from rolls import horror, rollog
+from rolls import rollog
 from rolls.models import HorrorExposure, HorrorTest, RollEntry, TableRollKind
 from rules import hitos
 from rules.hitos_health import HORROR_LEVELS, horror_level
 from rules.hitos_health import horror as rules_horror
 from sheets.models import Character, SheetEvent
+from systems.hitos.horror import services as horror
 from tests.play.conftest import client_for, client_seed
 
 
@@ -45,7 +46,7 @@ def _exposure(test, character) -> HorrorExposure:
     return test.exposures.get(character=character)
 
 
-def _url(play, name="rolls:horror", *args):
+def _url(play, name="hitos:horror", *args):
     return reverse(name, args=[play.campaign.slug, play.scene.pk, *args])
 
 
@@ -277,10 +278,10 @@ def test_outsiders_and_hidden_scenes_get_404(private_play):
     assert client_for(play.outsider).get(_url(play)).status_code == 404
     assert client_for(None).get(_url(play)).status_code == 404
     secret = Scene.objects.create(campaign=play.campaign, title="Sótano", everyone=False)
-    url = reverse("rolls:horror", args=[play.campaign.slug, secret.pk])
+    url = reverse("hitos:horror", args=[play.campaign.slug, secret.pk])
     assert client_for(play.ana).get(url).status_code == 404
     assert client_for(play.gm).get(url).status_code == 200
-    assert client_for(play.outsider).post(_url(play, "rolls:horror-start")).status_code == 404
+    assert client_for(play.outsider).post(_url(play, "hitos:horror-start")).status_code == 404
 
 
 def test_gm_starts_a_test_through_the_form(play):
@@ -293,7 +294,7 @@ def test_gm_starts_a_test_through_the_form(play):
         f"nivel_{play.tomas.pk}": "0",
         f"nivel_{play.npc.pk}": "0",
     }
-    response = client_for(play.gm).post(_url(play, "rolls:horror-start"), data)
+    response = client_for(play.gm).post(_url(play, "hitos:horror-start"), data)
     assert response.status_code == 302 and response["Location"] == _url(play)
     test = HorrorTest.objects.get()
     assert (test.level, test.description, test.created_by) == ("panico", "La cosa del pozo", play.gm)
@@ -304,25 +305,25 @@ def test_gm_starts_a_test_through_the_form(play):
 def test_htmx_start_reloads_the_page_and_errors_keep_what_was_typed(play):
     client = client_for(play.gm)
     bad = {"level": "miedo", "description": "Crujidos <b>raros</b>", f"nivel_{play.ines.pk}": "0"}
-    response = client.post(_url(play, "rolls:horror-start"), bad, headers={"HX-Request": "true"})
+    response = client.post(_url(play, "hitos:horror-start"), bad, headers={"HX-Request": "true"})
     assert response.status_code == 200
     assertContains(response, "Elige al menos un personaje expuesto.")
     assertContains(response, "Crujidos &lt;b&gt;raros&lt;/b&gt;")
     assertNotContains(response, "<html")
     bad[f"expuesto_{play.ines.pk}"] = "on"
     bad[f"nivel_{play.ines.pk}"] = "1"
-    response = client.post(_url(play, "rolls:horror-start"), bad, headers={"HX-Request": "true"})
+    response = client.post(_url(play, "hitos:horror-start"), bad, headers={"HX-Request": "true"})
     assertContains(response, "Indica el aspecto que cambia el nivel de Inés Salcedo.")
     assert not HorrorTest.objects.exists()
     bad[f"aspecto_{play.ines.pk}"] = "Ruidos en la pared"
-    response = client.post(_url(play, "rolls:horror-start"), bad, headers={"HX-Request": "true"})
+    response = client.post(_url(play, "hitos:horror-start"), bad, headers={"HX-Request": "true"})
     assert response.status_code == 200 and response["HX-Redirect"] == _url(play)
     assert HorrorTest.objects.get().exposures.get().shift == 1
 
 
 @pytest.mark.parametrize("who", ["ana", "reader"])
 def test_members_who_are_not_the_gm_cannot_start(play, who):
-    response = client_for(getattr(play, who)).post(_url(play, "rolls:horror-start"), {"level": "miedo"})
+    response = client_for(getattr(play, who)).post(_url(play, "hitos:horror-start"), {"level": "miedo"})
     assert response.status_code == 403
     assert not HorrorTest.objects.exists()
 
@@ -330,8 +331,8 @@ def test_members_who_are_not_the_gm_cannot_start(play, who):
 def test_start_and_roll_are_post_only(play):
     test = _start(play)
     client = client_for(play.gm)
-    assert client.get(_url(play, "rolls:horror-start")).status_code == 405
-    assert client.get(_url(play, "rolls:horror-roll", _exposure(test, play.ines).pk)).status_code == 405
+    assert client.get(_url(play, "hitos:horror-start")).status_code == 405
+    assert client.get(_url(play, "hitos:horror-roll", _exposure(test, play.ines).pk)).status_code == 405
 
 
 def test_player_rolls_through_the_page_and_htmx_swaps_the_row(play):
@@ -339,7 +340,7 @@ def test_player_rolls_through_the_page_and_htmx_swaps_the_row(play):
     exposure = _exposure(test, play.ines)
     seed = client_seed()
     response = client_for(play.ana).post(
-        _url(play, "rolls:horror-roll", exposure.pk), {"client_seed": seed}, headers={"HX-Request": "true"}
+        _url(play, "hitos:horror-roll", exposure.pk), {"client_seed": seed}, headers={"HX-Request": "true"}
     )
     assert response.status_code == 200
     assertContains(response, f'id="exposicion-{exposure.pk}"')
@@ -349,7 +350,7 @@ def test_player_rolls_through_the_page_and_htmx_swaps_the_row(play):
     assert exposure.table_roll.first.entry["client_seed"] == seed
     # A second try shows the refusal in the row.
     response = client_for(play.gm).post(
-        _url(play, "rolls:horror-roll", exposure.pk), {"client_seed": client_seed()}, headers={"HX-Request": "true"}
+        _url(play, "hitos:horror-roll", exposure.pk), {"client_seed": client_seed()}, headers={"HX-Request": "true"}
     )
     assertContains(response, "Inés Salcedo ya ha hecho esta prueba de horror.")
 
@@ -357,7 +358,7 @@ def test_player_rolls_through_the_page_and_htmx_swaps_the_row(play):
 def test_player_rolls_without_htmx_and_is_redirected(play):
     test = _start(play)
     exposure = _exposure(test, play.ines)
-    response = client_for(play.ana).post(_url(play, "rolls:horror-roll", exposure.pk), {"client_seed": ""})
+    response = client_for(play.ana).post(_url(play, "hitos:horror-roll", exposure.pk), {"client_seed": ""})
     assert response.status_code == 302
     assert response["Location"] == _url(play) + f"#exposicion-{exposure.pk}"
     exposure.refresh_from_db()
@@ -368,7 +369,7 @@ def test_player_rolls_without_htmx_and_is_redirected(play):
 def test_others_cannot_roll_for_a_character(play, who):
     test = _start(play)
     exposure = _exposure(test, play.ines)
-    response = client_for(getattr(play, who)).post(_url(play, "rolls:horror-roll", exposure.pk))
+    response = client_for(getattr(play, who)).post(_url(play, "hitos:horror-roll", exposure.pk))
     assert response.status_code == 403
     exposure.refresh_from_db()
     assert exposure.resolved_at is None
@@ -377,7 +378,7 @@ def test_others_cannot_roll_for_a_character(play, who):
 def test_an_exposure_of_another_scene_is_404(play):
     test = _start(play)
     other = Scene.objects.create(campaign=play.campaign, title="Jardín")
-    url = reverse("rolls:horror-roll", args=[play.campaign.slug, other.pk, _exposure(test, play.ines).pk])
+    url = reverse("hitos:horror-roll", args=[play.campaign.slug, other.pk, _exposure(test, play.ines).pk])
     assert client_for(play.gm).post(url).status_code == 404
 
 
@@ -415,15 +416,15 @@ def test_queries_do_not_grow_with_the_tests(play, who, django_assert_max_num_que
 
 
 def test_every_horror_level_has_a_catalogue_name():
-    from rolls.horror import HORROR_LEVEL_NAMES
     from rules.hitos_health import HORROR_LEVELS
+    from systems.hitos.horror.services import HORROR_LEVEL_NAMES
 
     assert tuple(level.label for level in HORROR_LEVELS) == HORROR_LEVEL_NAMES
 
 
 def test_exposed_players_are_asked_to_roll(play):
     from campaigns.models import Notification
-    from rolls import horror as horror_services
+    from systems.hitos.horror import services as horror_services
 
     horror_services.horror_start(
         scene=play.scene,

@@ -8,10 +8,11 @@ from django.urls import reverse
 from pytest_django.asserts import assertContains, assertNotContains
 
 from campaigns.models import Scene
-from rolls import opposed, rollog
+from rolls import rollog
 from rolls.models import OpposedRoll, RollEntry, TableRollKind
-from rolls.table import table_result
 from rules import hitos
+from systems.hitos.checks import table_result
+from systems.hitos.opposed import services as opposed
 from tests.play.conftest import client_for, client_seed
 
 
@@ -44,7 +45,7 @@ def _start(play, *, tie_allowed=False, purpose="Pulso en la mesa", **kwargs):
     )
 
 
-def _url(play, name="rolls:opposed"):
+def _url(play, name="hitos:opposed"):
     return reverse(name, args=[play.campaign.slug, play.scene.pk])
 
 
@@ -164,7 +165,7 @@ def _form(play, **changes):
 
 
 def test_gm_starts_an_opposed_roll_through_the_form(play):
-    response = client_for(play.gm).post(_url(play, "rolls:opposed-start"), _form(play))
+    response = client_for(play.gm).post(_url(play, "hitos:opposed-start"), _form(play))
     assert response.status_code == 302 and response["Location"] == _url(play)
     row = OpposedRoll.objects.get(tiebreak_of=None)
     assert row.purpose == "Echar un pulso" and row.tie_allowed is False
@@ -175,7 +176,7 @@ def test_gm_starts_an_opposed_roll_through_the_form(play):
 def test_htmx_start_reloads_the_page_and_errors_come_back_in_the_board(play):
     client = client_for(play.gm)
     response = client.post(
-        _url(play, "rolls:opposed-start"),
+        _url(play, "hitos:opposed-start"),
         _form(play, segundo_personaje=str(play.ines.pk)),
         headers={"HX-Request": "true"},
     )
@@ -184,7 +185,7 @@ def test_htmx_start_reloads_the_page_and_errors_come_back_in_the_board(play):
     assertContains(response, 'value="Echar un pulso"')
     assertNotContains(response, "<html")
     response = client.post(
-        _url(play, "rolls:opposed-start"), _form(play, segundo_habilidad="Sigilo"), headers={"HX-Request": "true"}
+        _url(play, "hitos:opposed-start"), _form(play, segundo_habilidad="Sigilo"), headers={"HX-Request": "true"}
     )
     assert response["HX-Redirect"] == _url(play)
     assert OpposedRoll.objects.filter(tiebreak_of=None).count() == 1
@@ -221,7 +222,7 @@ def test_gm_sees_the_form_and_htmx_gets_the_board(play):
 
 @pytest.mark.parametrize("who", ["ana", "reader"])
 def test_members_who_are_not_the_gm_cannot_start(play, who):
-    response = client_for(getattr(play, who)).post(_url(play, "rolls:opposed-start"), _form(play))
+    response = client_for(getattr(play, who)).post(_url(play, "hitos:opposed-start"), _form(play))
     assert response.status_code == 403
     assert not OpposedRoll.objects.exists()
 
@@ -230,15 +231,15 @@ def test_outsiders_and_hidden_scenes_get_404(private_play):
     play = private_play
     assert client_for(play.outsider).get(_url(play)).status_code == 404
     assert client_for(None).get(_url(play)).status_code == 404
-    assert client_for(play.outsider).post(_url(play, "rolls:opposed-start"), _form(play)).status_code == 404
+    assert client_for(play.outsider).post(_url(play, "hitos:opposed-start"), _form(play)).status_code == 404
     secret = Scene.objects.create(campaign=play.campaign, title="Sótano", everyone=False)
-    url = reverse("rolls:opposed", args=[play.campaign.slug, secret.pk])
+    url = reverse("hitos:opposed", args=[play.campaign.slug, secret.pk])
     assert client_for(play.ana).get(url).status_code == 404
     assert client_for(play.reader).get(_url(play)).status_code == 200
 
 
 def test_start_is_post_only(play):
-    assert client_for(play.gm).get(_url(play, "rolls:opposed-start")).status_code == 405
+    assert client_for(play.gm).get(_url(play, "hitos:opposed-start")).status_code == 405
 
 
 def test_purpose_is_escaped(play):
@@ -280,12 +281,12 @@ def _tie_once(monkeypatch):
 
 
 def test_a_reroll_that_ties_the_round_rolls_a_linked_tiebreak(play, monkeypatch):
-    from rolls.table import table_reroll
+    from systems.hitos.checks import table_reroll
 
     row = _start(play, tie_allowed=False)
     last = opposed.opposed_chain(row)[-1]
     _tie_once(monkeypatch)
-    # Every re-roll reads the round again (rolls.table.table_reroll calls opposed.after_reroll).
+    # Every re-roll reads the round again (systems.hitos.checks.table_reroll calls opposed.after_reroll).
     table_reroll(last.first, user=play.gm, positions=[0], reading=hitos.Reading.POSITIVE, activation="positive")
     last.refresh_from_db()
     assert last.outcome == hitos.Opposed.REROLL.value
@@ -299,7 +300,7 @@ def test_a_reroll_that_ties_the_round_rolls_a_linked_tiebreak(play, monkeypatch)
 
 
 def test_aspects_act_only_on_the_last_round(play, monkeypatch):
-    from rolls import activations
+    from systems.hitos.activations import services as activations
 
     _tie_once(monkeypatch)
     row = _start(play, tie_allowed=False)

@@ -16,11 +16,11 @@ from pytest_django.asserts import assertContains, assertNotContains
 from campaigns import services
 from campaigns.models import Post
 from campaigns.permissions import campaign_access
-from rolls import post_rolls
 from rolls.models import RollEntry, TableRoll
-from rolls.table import table_reroll
 from rules import hitos
 from rules.probability import success_probability
+from systems.hitos.checks import table_reroll
+from table import post_rolls
 from tests.play.conftest import Play, client_for, client_seed, make_play
 
 XSS = "<script>alert(1)</script>"

@@ -11,13 +11,13 @@ from pytest_django.asserts import assertContains, assertNotContains
 
 from campaigns.models import Notification, Post
 from campaigns.permissions import campaign_access
-from rolls import requests as roll_requests
 from rolls.models import RollRequest, TableRoll
+from table.roll_requests import services as roll_requests
 from tests.play.conftest import Play, client_for, client_seed
 
 
 def _ask_url(play: Play) -> str:
-    return reverse("rolls:request-create", args=[play.campaign.slug, play.scene.pk])
+    return reverse("table:request-create", args=[play.campaign.slug, play.scene.pk])
 
 
 def _ask(play: Play, *, hidden=False, **fields) -> RollRequest:
@@ -170,7 +170,7 @@ def test_with_a_hidden_difficulty_the_player_sees_only_the_outcome(play):
 
 def test_the_gm_cancels_an_open_request(play):
     request = _ask(play)
-    url = reverse("rolls:request-cancel", args=[request.pk])
+    url = reverse("table:request-cancel", args=[request.pk])
     assert client_for(play.ana).post(url).status_code == 403
     assert client_for(play.gm).get(url).status_code == 405
     response = client_for(play.gm).post(url, headers={"HX-Request": "true"})

@@ -12,9 +12,9 @@ def _scene(play, user):
 
 def test_the_scene_links_the_table_pages(play):
     html = _scene(play, play.reader).content.decode()
-    for name in ("rolls:combat", "rolls:horror", "rolls:opposed"):
+    for name in ("hitos:combat", "hitos:horror", "hitos:opposed"):
         assert reverse(name, args=[play.campaign.slug, play.scene.pk]) in html
-    assert reverse("rolls:drama", args=[play.campaign.slug]) in html
+    assert reverse("hitos:drama", args=[play.campaign.slug]) in html
     assert f"{reverse('rolls:roll-log', args=[play.campaign.slug])}?escena={play.scene.pk}" in html
 
 
@@ -30,7 +30,7 @@ def test_a_player_sees_their_drama_points_and_the_gm_the_pool(play):
 def test_anonymous_readers_see_no_drama_link(play):
     response = client_for(None).get(reverse("campaigns:scene-detail", args=[play.campaign.slug, play.scene.pk]))
     assert response.status_code == 200
-    assert reverse("rolls:drama", args=[play.campaign.slug]) not in response.content.decode()
+    assert reverse("hitos:drama", args=[play.campaign.slug]) not in response.content.decode()
 
 
 def test_the_off_game_scene_has_no_table(play):
@@ -38,7 +38,7 @@ def test_the_off_game_scene_has_no_table(play):
 
     offgame = Scene.objects.create(campaign=play.campaign, title="Fuera de juego", is_offgame=True)
     html = client_for(play.gm).get(reverse("campaigns:scene-detail", args=[play.campaign.slug, offgame.pk])).text
-    for name in ("rolls:combat", "rolls:horror", "rolls:opposed", "rolls:request-create", "rolls:secret-roll-create"):
+    for name in ("hitos:combat", "hitos:horror", "hitos:opposed", "table:request-create", "hitos:secret-roll-create"):
         url = reverse(name, args=[play.campaign.slug, offgame.pk])
         assert url not in html, name
         assert client_for(play.gm).get(url).status_code == 404, name

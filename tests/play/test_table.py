@@ -1,4 +1,4 @@
-"""rolls.table: checks from the sheet, re-rolls and drama point moves."""
+"""systems.hitos.checks: checks from the sheet, re-rolls and drama point moves."""
 
 from __future__ import annotations
 
@@ -7,13 +7,13 @@ from fractions import Fraction
 import pytest
 from django.core.exceptions import ValidationError
 
-from rolls import table
 from rolls.models import RollEntry, TableRoll
 from rules import hitos
 from rules.hitos_drama import BANK, GM_POOL, Transfer
 from rules.probability import success_probability
 from sheets import services as sheet_services
 from sheets.models import SheetEvent
+from systems.hitos import checks as table
 from tests.play.conftest import client_seed
 
 

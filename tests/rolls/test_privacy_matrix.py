@@ -23,9 +23,10 @@ from accounts.models import User
 from campaigns import notify, services
 from campaigns.models import Campaign, Membership, Post, Role, Scene, Visibility
 from campaigns.permissions import campaign_access
-from rolls import post_rolls, secret
 from rolls.models import RollEntry
 from sheets.models import Character
+from systems.hitos.secret import services as secret
+from table import post_rolls
 from tests.factories import CampaignFactory, UserFactory
 from tests.rolls.conftest import client_seed
 

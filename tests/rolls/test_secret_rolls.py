@@ -10,16 +10,16 @@ from pytest_django.asserts import assertContains, assertNotContains
 
 from campaigns.models import Scene
 from campaigns.permissions import campaign_access
-from rolls import secret
 from rolls.models import RollEntry, RollReveal
 from rolls.verify_roll import parse_public_key, verify_bundle
+from systems.hitos.secret import services as secret
 from tests.rolls.conftest import client_for, client_seed
 
 pytestmark = pytest.mark.django_db
 
 
 def _url(table, scene=None) -> str:
-    return reverse("rolls:secret-roll-create", args=[table.campaign.slug, (scene or table.scene).pk])
+    return reverse("hitos:secret-roll-create", args=[table.campaign.slug, (scene or table.scene).pk])
 
 
 def _secret(table, purpose="Percepción oculta de Inés", **kwargs) -> RollEntry:
@@ -147,7 +147,7 @@ def test_only_the_gm_sees_it_on_the_scene_and_in_the_roll_log_until_revealed(tab
 
 def test_the_reveal_shows_it_to_the_scenes_readers_with_both_times(table):
     entry = _secret(table)
-    response = client_for(table.gm).post(reverse("rolls:secret-roll-reveal", args=[entry.permalink]))
+    response = client_for(table.gm).post(reverse("hitos:secret-roll-reveal", args=[entry.permalink]))
     assert response.status_code == 302 and response["Location"] == entry.get_absolute_url()
     reveal = RollReveal.objects.get(entry=entry)
     assert reveal.revealed_by == table.gm
@@ -175,7 +175,7 @@ def test_a_revealed_roll_verifies_offline_with_the_same_bundle_format(table):
 
 def test_only_the_gm_reveals_and_only_once(table):
     entry = _secret(table)
-    url = reverse("rolls:secret-roll-reveal", args=[entry.permalink])
+    url = reverse("hitos:secret-roll-reveal", args=[entry.permalink])
     assert client_for(table.player).post(url).status_code == 404  # they may not even see it
     assert client_for(table.outsider).post(url).status_code == 404
     assert client_for(table.gm).get(url).status_code == 405
@@ -190,7 +190,7 @@ def test_a_public_roll_cannot_be_revealed(table):
     from tests.rolls.conftest import roll
 
     entry = roll(table)
-    response = client_for(table.gm).post(reverse("rolls:secret-roll-reveal", args=[entry.permalink]), follow=True)
+    response = client_for(table.gm).post(reverse("hitos:secret-roll-reveal", args=[entry.permalink]), follow=True)
     assertContains(response, "Esa tirada no es una tirada secreta de la dirección.")
     assert not RollReveal.objects.exists()
 

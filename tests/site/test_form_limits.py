@@ -69,23 +69,9 @@ from campaigns.forms import (
 )
 from campaigns.models import Membership, SceneAspect, SceneRead
 from campaigns.permissions import campaign_access
-from rolls import combat as combat_services
-from rolls import horror, rollog
+from rolls import rollog
 from rolls.forms import CLIENT_SEED_MAX_LENGTH, CLIENT_SEED_MESSAGE, FreeRollForm
-from rolls.forms_activations import DramaPoolForm, NarrativeForm, NegativeActivationForm, PositiveActivationForm
-from rolls.forms_combat import (
-    AttackForm,
-    CombatantAddForm,
-    CombatantStateForm,
-    CombatStartForm,
-    DelayForm,
-    EffectForm,
-    ShiftForm,
-)
-from rolls.forms_horror import ExposureRollForm, HorrorStartForm, OpposedStartForm
-from rolls.forms_secret import SecretRollForm
 from rolls.models import Attack, CampaignLog, Combatant, HorrorExposure, TableRoll
-from rolls.table import check_setup, table_check
 from sheets import services as sheet_services
 from sheets.forms import (
     SECUELA_MAX,
@@ -105,10 +91,25 @@ from sheets.forms import (
     WeaponForm,
 )
 from sheets.models import Aspect, Character, Skill
+from systems.hitos.activations.forms import DramaPoolForm, NarrativeForm, NegativeActivationForm, PositiveActivationForm
+from systems.hitos.checks import check_setup, table_check
+from systems.hitos.combat import services as combat_services
+from systems.hitos.combat.forms import (
+    AttackForm,
+    CombatantAddForm,
+    CombatantStateForm,
+    CombatStartForm,
+    DelayForm,
+    EffectForm,
+    ShiftForm,
+)
+from systems.hitos.horror import services as horror
+from systems.hitos.horror.forms import ExposureRollForm, HorrorStartForm, OpposedStartForm
+from systems.hitos.secret.forms import SecretRollForm
 from tests.factories import UserFactory
 from tests.play.conftest import Play, client_seed, make_play
 
-APPS = ("accounts", "campaigns", "sheets", "rolls")
+APPS = ("accounts", "campaigns", "sheets", "rolls", "table", "systems")
 
 
 # --- the world every form is sent in -------------------------------------------------------
@@ -611,8 +612,8 @@ FORMS: dict[type[forms.BaseForm], tuple[Target, ...]] = {
     ),
     RollRequestForm: (
         Target(
-            "rolls:request-create",
-            lambda w: w.scene_url("rolls:request-create"),
+            "table:request-create",
+            lambda w: w.scene_url("table:request-create"),
             "gm",
             lambda w: {
                 "character": str(w.ines.pk),
@@ -809,8 +810,8 @@ FORMS: dict[type[forms.BaseForm], tuple[Target, ...]] = {
     ),
     SecretRollForm: (
         Target(
-            "rolls:secret-roll-create",
-            lambda w: w.scene_url("rolls:secret-roll-create"),
+            "hitos:secret-roll-create",
+            lambda w: w.scene_url("hitos:secret-roll-create"),
             "gm",
             lambda w: {
                 "character": "",
@@ -830,8 +831,8 @@ FORMS: dict[type[forms.BaseForm], tuple[Target, ...]] = {
     ),
     NegativeActivationForm: (
         Target(
-            "rolls:activation-negative",
-            lambda w: reverse("rolls:activation-negative", args=[w.table_roll.pk]),
+            "hitos:activation-negative",
+            lambda w: reverse("hitos:activation-negative", args=[w.table_roll.pk]),
             "gm",
             lambda w: {"aspect": "libre", "aspect_text": "Suelo mojado", "note": "Llovía.", "dice": "0"},
             lambda w: NegativeActivationForm(aspects=[], free_text=True),
@@ -840,8 +841,8 @@ FORMS: dict[type[forms.BaseForm], tuple[Target, ...]] = {
     ),
     DramaPoolForm: (
         Target(
-            "rolls:drama-pool-set",
-            lambda w: w.url("rolls:drama-pool-set"),
+            "hitos:drama-pool-set",
+            lambda w: w.url("hitos:drama-pool-set"),
             "gm",
             lambda w: {"value": "4", "reason": "Nueva sesión"},
             lambda w: DramaPoolForm(),
@@ -851,8 +852,8 @@ FORMS: dict[type[forms.BaseForm], tuple[Target, ...]] = {
     ),
     NarrativeForm: (
         Target(
-            "rolls:drama-narrative",
-            lambda w: w.url("rolls:drama-narrative"),
+            "hitos:drama-narrative",
+            lambda w: w.url("hitos:drama-narrative"),
             "gm",
             lambda w: {"activator": "", "aspect_text": "Tormenta", "note": "Se va la luz.", "affected": ""},
             lambda w: NarrativeForm(activators=[("", "GM")], affected=[]),
@@ -861,8 +862,8 @@ FORMS: dict[type[forms.BaseForm], tuple[Target, ...]] = {
     ),
     DelayForm: (
         Target(
-            "rolls:combat-combatant-delay",
-            lambda w: w.scene_url("rolls:combat-combatant-delay", w.combatant(w.ines).pk),
+            "hitos:combat-combatant-delay",
+            lambda w: w.scene_url("hitos:combat-combatant-delay", w.combatant(w.ines).pk),
             "gm",
             lambda w: {"position": "1"},
             lambda w: DelayForm(),
@@ -871,8 +872,8 @@ FORMS: dict[type[forms.BaseForm], tuple[Target, ...]] = {
     ),
     AttackForm: (
         Target(
-            "rolls:combat-attack",
-            lambda w: w.scene_url("rolls:combat-attack", w.combat.pk),
+            "hitos:combat-attack",
+            lambda w: w.scene_url("hitos:combat-attack", w.combat.pk),
             "gm",
             lambda w: {
                 "attacker": str(w.combatant(w.ines).pk),
@@ -889,8 +890,8 @@ FORMS: dict[type[forms.BaseForm], tuple[Target, ...]] = {
     ),
     ShiftForm: (
         Target(
-            "rolls:combat-attack-shift",
-            lambda w: w.scene_url("rolls:combat-attack-shift", w.attack.pk),
+            "hitos:combat-attack-shift",
+            lambda w: w.scene_url("hitos:combat-attack-shift", w.attack.pk),
             "gm",
             lambda w: {"steps": "1", "aspect": "Ágil como una gata"},
             lambda w: ShiftForm(),
@@ -900,8 +901,8 @@ FORMS: dict[type[forms.BaseForm], tuple[Target, ...]] = {
     ),
     EffectForm: (
         Target(
-            "rolls:combat-effect",
-            lambda w: w.scene_url("rolls:combat-effect", w.attack.pk),
+            "hitos:combat-effect",
+            lambda w: w.scene_url("hitos:combat-effect", w.attack.pk),
             "gm",
             lambda w: {"decision": "confirm", "phrase": "Brazo roto"},
             lambda w: EffectForm(),
@@ -911,8 +912,8 @@ FORMS: dict[type[forms.BaseForm], tuple[Target, ...]] = {
     ),
     HorrorStartForm: (
         Target(
-            "rolls:horror-start",
-            lambda w: w.scene_url("rolls:horror-start"),
+            "hitos:horror-start",
+            lambda w: w.scene_url("hitos:horror-start"),
             "gm",
             lambda w: {
                 "level": "desasosiego",
@@ -928,8 +929,8 @@ FORMS: dict[type[forms.BaseForm], tuple[Target, ...]] = {
     ),
     ExposureRollForm: (
         Target(
-            "rolls:horror-roll",
-            lambda w: w.scene_url("rolls:horror-roll", w.exposure.pk),
+            "hitos:horror-roll",
+            lambda w: w.scene_url("hitos:horror-roll", w.exposure.pk),
             "ana",
             lambda w: {"client_seed": client_seed()},
             lambda w: ExposureRollForm(),
@@ -938,8 +939,8 @@ FORMS: dict[type[forms.BaseForm], tuple[Target, ...]] = {
     ),
     OpposedStartForm: (
         Target(
-            "rolls:opposed-start",
-            lambda w: w.scene_url("rolls:opposed-start"),
+            "hitos:opposed-start",
+            lambda w: w.scene_url("hitos:opposed-start"),
             "gm",
             _opposed_data,
             lambda w: OpposedStartForm(characters=[w.ines, w.tomas]),
@@ -1036,8 +1037,9 @@ def _tables() -> list[tuple[str, str]]:
     """Our apps' tables (many-to-many ones too) and their primary keys."""
     return [
         (model._meta.db_table, model._meta.pk.column)
-        for label in APPS
-        for model in apps.get_app_config(label).get_models(include_auto_created=True)
+        for config in apps.get_app_configs()
+        if config.name.split(".")[0] in APPS
+        for model in config.get_models(include_auto_created=True)
         # Showing a scene marks it read for the viewer: a visit, not input.
         if model is not SceneRead
     ]
@@ -1150,14 +1152,15 @@ def _cases(attribute: str, *, refused: bool = True, skip=()) -> list:
 
 
 def _form_modules() -> list[str]:
-    """Every forms module of our apps: ``forms`` and ``forms_*`` (rolls has several)."""
+    """Every forms module of our apps, in any of their packages (``forms`` and
+    ``forms_*``; the game systems keep one per feature)."""
     names = []
     for label in APPS:
         package = import_module(label)
         names += [
-            f"{label}.{info.name}"
-            for info in pkgutil.iter_modules(package.__path__)
-            if info.name == "forms" or info.name.startswith("forms_")
+            info.name
+            for info in pkgutil.walk_packages(package.__path__, prefix=f"{label}.")
+            if info.name.rsplit(".", 1)[-1] == "forms" or info.name.rsplit(".", 1)[-1].startswith("forms_")
         ]
     return names
 
@@ -1356,12 +1359,12 @@ def test_an_exposure_rolls_with_the_longest_description_and_name(world):
     client = world.client("gm")
     description = "d" * HorrorStartForm.base_fields["description"].max_length
     client.post(
-        world.scene_url("rolls:horror-start"),
+        world.scene_url("hitos:horror-start"),
         {"level": "desasosiego", "description": description, f"expuesto_{world.ines.pk}": "on"},
     )
     exposure = HorrorExposure.objects.get(test__description=description)
 
-    response = client.post(world.scene_url("rolls:horror-roll", exposure.pk), {"client_seed": client_seed()})
+    response = client.post(world.scene_url("hitos:horror-roll", exposure.pk), {"client_seed": client_seed()})
 
     assert response.status_code == 302
     exposure.refresh_from_db()
@@ -1420,7 +1423,7 @@ def test_a_huge_quoted_post_number_is_ignored(world):
 
 def test_a_malformed_die_position_is_a_bad_request(world):
     response = world.client("gm").post(
-        reverse("rolls:activation-negative", args=[world.table_roll.pk]),
+        reverse("hitos:activation-negative", args=[world.table_roll.pk]),
         {"aspect": "libre", "aspect_text": "Suelo mojado", "dice": "²"},
     )
     assert response.status_code == 400

@@ -1,0 +1,133 @@
+"""GM roll requests: the GM asks a character for a roll; the player's next
+post as that character answers it with exactly one roll.
+
+The request fixes what is rolled (characteristic, skill, the GM's modifier,
+the difficulty and whether it is hidden): the answer takes none of it from
+the player's form.
+"""
+
+from __future__ import annotations
+
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.db import transaction
+from django.utils import timezone
+from django.utils.translation import gettext as _
+
+from campaigns import notify
+from campaigns.models import Scene
+from campaigns.permissions import Access
+from rolls.models import RollRequest, TableRoll
+from sheets.models import CHARACTERISTIC_FIELDS, Character
+from systems.hitos.checks import CheckSetup, check_setup
+
+
+def open_requests(*, scene: Scene, user) -> list[RollRequest]:
+    """The open requests of ``scene`` to the characters ``user`` plays."""
+    if not user.is_authenticated:
+        return []
+    return list(
+        RollRequest.objects.filter(
+            scene=scene, character__owner=user, answered_at__isnull=True, cancelled_at__isnull=True
+        ).select_related("character")
+    )
+
+
+def scene_requests(*, scene: Scene) -> list[RollRequest]:
+    """Every open request of the scene, for the GM's list."""
+    return list(
+        RollRequest.objects.filter(scene=scene, answered_at__isnull=True, cancelled_at__isnull=True).select_related(
+            "character__owner"
+        )
+    )
+
+
+def request_setup(request: RollRequest) -> CheckSetup:
+    """What the answer rolls: the request's characteristic and skill, the
+    GM's modifier, and the sheet's penalties (applied by themselves)."""
+    extra = [(_("Modificador de la dirección"), request.modifier)] if request.modifier else []
+    return check_setup(request.character, characteristic=request.characteristic, skill=request.skill, extra=extra)
+
+
+@transaction.atomic
+def request_create(
+    *,
+    access: Access,
+    scene: Scene,
+    character: Character,
+    characteristic: str,
+    skill: str = "",
+    modifier: int = 0,
+    difficulty: int = 15,
+    difficulty_hidden: bool = False,
+    purpose: str,
+) -> RollRequest:
+    """The GM asks ``character`` for a roll. Side effects: the request row and
+    a notification to the character's player."""
+    if not access.is_gm:
+        raise PermissionDenied(_("Solo la dirección puede pedir tiradas."))
+    if scene.campaign_id != access.campaign.pk or character.campaign_id != access.campaign.pk:
+        raise ValidationError(_("Ese personaje no es de esta partida."))
+    if character.is_npc or character.status != Character.Status.APPROVED:
+        raise ValidationError(_("Solo se piden tiradas a personajes de jugador aprobados."))
+    if characteristic not in CHARACTERISTIC_FIELDS:
+        raise ValidationError(_("Elige una característica de la ficha."))
+    request = RollRequest(
+        campaign=access.campaign,
+        scene=scene,
+        character=character,
+        requested_by=access.user,
+        characteristic=characteristic,
+        skill=skill,
+        modifier=modifier,
+        difficulty=difficulty,
+        difficulty_hidden=difficulty_hidden,
+        purpose=" ".join(purpose.split()),
+    )
+    # The sheet must have the skill: the same check the answer will make.
+    request_setup(request)
+    request.full_clean(exclude=["answer"])
+    request.save()
+    notify.roll_requested(request)
+    return request
+
+
+@transaction.atomic
+def request_cancel(*, access: Access, request: RollRequest) -> RollRequest:
+    if not access.is_gm:
+        raise PermissionDenied(_("Solo la dirección puede anular peticiones de tirada."))
+    locked = RollRequest.objects.select_for_update().get(pk=request.pk)
+    if not locked.is_open:
+        raise ValidationError(_("Esta petición ya está contestada o anulada."))
+    locked.cancelled_at = timezone.now()
+    locked.save(update_fields=["cancelled_at"])
+    return locked
+
+
+def request_lock_open(*, request_id: int, character: Character | None, scene=None) -> RollRequest:
+    """The request, locked until the transaction ends, if it is still open and
+    asked of ``character`` (in ``scene``, when given); a ``ValidationError``
+    otherwise (answering twice is refused here). Call inside
+    ``transaction.atomic``."""
+    request = (
+        RollRequest.objects.select_for_update(of=("self",))
+        .select_related("character", "scene")
+        .filter(pk=request_id)
+        .first()
+    )
+    if request is None or character is None or request.character_id != character.pk:
+        raise ValidationError(_("Esa petición de tirada no es para este personaje."), code="request_other")
+    if scene is not None and request.scene_id != scene.pk:
+        raise ValidationError(_("Esa petición de tirada se contesta en su escena."), code="request_scene")
+    if request.answered_at is not None:
+        raise ValidationError(_("Esta petición de tirada ya está contestada."), code="request_answered")
+    if request.cancelled_at is not None:
+        raise ValidationError(_("La dirección ha anulado esta petición de tirada."), code="request_cancelled")
+    return request
+
+
+def request_answered(*, request: RollRequest, table_roll: TableRoll) -> RollRequest:
+    """Mark the locked request as answered by ``table_roll``."""
+    request.answer = table_roll
+    request.answered_at = timezone.now()
+    request.save(update_fields=["answer", "answered_at"])
+    return request

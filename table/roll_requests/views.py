@@ -1,0 +1,87 @@
+"""GM roll requests: the GM asks a character for a roll, and may cancel it.
+
+The answer is a post (``campaigns.views.post_create``): the player's next
+post as that character rolls what the request says.
+"""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import ValidationError
+from django.http import HttpResponse
+from django.shortcuts import get_object_or_404, redirect
+from django.utils.translation import gettext as _
+from django.views.decorators.http import require_http_methods, require_POST
+from django_htmx.http import HttpResponseClientRedirect
+
+from campaigns import permissions as perms
+from campaigns.forms import RollRequestForm
+from campaigns.models import Scene
+from hitos_site.htmx import HtmxHttpRequest, page_or_fragment
+from rolls.models import RollRequest
+from sheets.models import Character
+from table.access import scene_for
+from table.roll_requests import services as roll_requests
+
+
+def _to_scene(request: HtmxHttpRequest, scene: Scene) -> HttpResponse:
+    url = scene.get_absolute_url()
+    if request.htmx:
+        return HttpResponseClientRedirect(url)
+    return redirect(url)
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def request_create(request: HtmxHttpRequest, slug: str, scene_id: int) -> HttpResponse:
+    """The GM asks a character for a roll (characteristic + skill, difficulty
+    shown or hidden); the player is notified."""
+    scene, access = scene_for(
+        request, slug, scene_id, need=perms.can_manage, denied=_("Solo la dirección puede pedir tiradas.")
+    )
+    characters = Character.objects.filter(campaign=scene.campaign).approved().select_related("owner")
+    form = RollRequestForm(request.POST if request.method == "POST" else None, characters=characters)
+    if request.method == "POST" and form.is_valid():
+        data = form.cleaned_data
+        try:
+            roll_requests.request_create(
+                access=access,
+                scene=scene,
+                character=data["character"],
+                characteristic=data["characteristic"],
+                skill=data["skill"],
+                modifier=data["modifier"],
+                difficulty=data["difficulty"],
+                difficulty_hidden=data["difficulty_hidden"],
+                purpose=data["purpose"],
+            )
+        except ValidationError as exc:
+            form.add_error("skill" if exc.code == "skill" else None, exc)
+        else:
+            messages.success(
+                request, _("Tirada pedida a %(name)s: se le ha avisado.") % {"name": data["character"].name}
+            )
+            return _to_scene(request, scene)
+    context = {"campaign": scene.campaign, "scene": scene, "form": form}
+    return page_or_fragment(request, "rolls/request_form.html", "request-form", context)
+
+
+@login_required
+@require_POST
+def request_cancel(request: HtmxHttpRequest, request_id: int) -> HttpResponse:
+    roll_request = get_object_or_404(RollRequest.objects.select_related("campaign", "scene"), pk=request_id)
+    scene, access = scene_for(
+        request,
+        roll_request.campaign.slug,
+        roll_request.scene_id,
+        need=perms.can_manage,
+        denied=_("Solo la dirección puede pedir tiradas."),
+    )
+    try:
+        roll_requests.request_cancel(access=access, request=roll_request)
+    except ValidationError as exc:
+        messages.error(request, " ".join(exc.messages))
+    else:
+        messages.success(request, _("Petición de tirada anulada."))
+    return _to_scene(request, scene)

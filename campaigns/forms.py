@@ -17,11 +17,7 @@ from campaigns.models import (
     Scene,
     SceneAspect,
 )
-from rolls.forms import MODIFIER_REASON_MAX, client_seed_field, modifier_field
-from rolls.models import RollEntry, RollRequest
-from rules import hitos
 from rules.hitos_options import HitosOptions
-from sheets.models import CHARACTERISTIC_LABELS
 
 BODY_MAX = max_length_of(Post, "body")
 # A moderation reason is kept on the post it hides and in the moderation log.
@@ -33,10 +29,6 @@ REASON_MAX = min(
 EDIT_REASON_MAX = min(max_length_of(PostRevision, "reason"), max_length_of(ModerationLog, "reason"))
 # The most situation aspects a scene has.
 SCENE_ASPECTS_MAX = 20
-# Roll rows offered with a post ("añadir tirada"); unused rows are ignored.
-ROLL_ROWS = 3
-CHARACTERISTIC_CHOICES = list(CHARACTERISTIC_LABELS.items())
-_DIFFICULTY_NAMES = ", ".join(name for name, _value in hitos.DIFFICULTY_SCALE)
 
 
 class CampaignForm(forms.ModelForm):
@@ -277,35 +269,12 @@ class PostForm(HiddenErrorsShown, forms.Form):
     quote_of = forms.IntegerField(widget=forms.HiddenInput, required=False)
     # Made when the form is shown: the same form sent twice publishes once.
     submission_key = text_field(Post, "submission_key", widget=forms.HiddenInput, required=False)
-    # Any request id is taken here; the service says why one cannot be
-    # answered (already answered, cancelled, asked of someone else).
-    answers = forms.IntegerField(label=_("Petición de la dirección"), required=False, widget=forms.HiddenInput)
-    answer_seed = client_seed_field(marked=True)
 
-    def __init__(self, *args, characters=(), can_npc=False, members=None, npcs=(), requests=(), **kwargs):
+    def __init__(self, *args, characters=(), can_npc=False, members=None, **kwargs):
         super().__init__(*args, **kwargs)
+        # The characters the author may speak as (the table chooses them).
         self.characters = {str(c.pk): c for c in characters}
-        self.requests = {r.pk: r for r in requests}
-        if self.requests:
-            choices = [
-                (r.pk, _("Contestar: %(purpose)s (%(name)s)") % {"purpose": r.purpose, "name": r.character.name})
-                for r in requests
-            ]
-            self.fields["answers"].widget = forms.RadioSelect(
-                choices=[*choices, ("", _("No contestar en este mensaje"))]
-            )
-            self.initial.setdefault("answers", requests[0].pk)
         self.can_npc = can_npc
-        self.npcs = {str(c.pk): c for c in npcs}
-        skill_groups = [
-            (c.name, [(s.name, f"{s.name} ({s.value})") for s in c.skills.all()])
-            for c in [*self.characters.values(), *self.npcs.values()]
-        ]
-        data = args[0] if args else kwargs.get("data")
-        self.roll_forms = [
-            PostRollForm(data, prefix=f"tirada-{i}", skill_groups=skill_groups, npcs=self.npcs if can_npc else None)
-            for i in range(ROLL_ROWS)
-        ]
         choices = [
             (f"character:{pk}", _("Personaje: %(name)s") % {"name": c.name}) for pk, c in self.characters.items()
         ]
@@ -339,157 +308,13 @@ class PostForm(HiddenErrorsShown, forms.Form):
             cleaned["voice"] = Post.Voice.OOC
         if cleaned.get("recipients") == Post.Recipients.CHOSEN and not cleaned.get("chosen"):
             self.add_error("chosen", _("Elige al menos un destinatario."))
-        answers = cleaned.get("answers")
-        request = self.requests.get(answers) if answers is not None else None
-        if request is not None:
-            if cleaned["character"] is None or cleaned["character"].pk != request.character_id:
-                self.add_error(
-                    "answers",
-                    _("Para contestar a la petición, escribe como %(name)s.") % {"name": request.character.name},
-                )
         return cleaned
-
-    def is_valid(self) -> bool:
-        # Every row is validated too, so that all errors show at once.
-        rows_valid = [row.is_valid() for row in self.roll_forms]
-        return super().is_valid() and all(rows_valid)
-
-    def used_rolls(self) -> list[PostRollForm]:
-        return [row for row in self.roll_forms if row.is_valid() and row.cleaned_data.get("used")]
 
     def character_for(self, voice: str):
         """The character a voice choice speaks as (None for NPC and OOC voices)."""
         if voice.startswith("character:"):
             return self.characters.get(voice.split(":", 1)[1])
         return None
-
-
-class PostRollForm(HiddenErrorsShown, forms.Form):
-    """One "añadir tirada" row of the post form. A row with nothing chosen
-    (no characteristic, modifier or purpose) is not used."""
-
-    characteristic = forms.ChoiceField(label=_("Característica"), required=False)
-    skill = forms.ChoiceField(
-        label=_("Habilidad"),
-        required=False,
-        error_messages={"invalid_choice": _("La ficha no tiene la habilidad «%(value)s».")},
-    )
-    npc = forms.ChoiceField(label=_("Ficha de PNJ"), required=False)
-    free_modifier = modifier_field(
-        _("Modificador libre"), help_text=_("Sin característica: para tiradas fuera de personaje o de PNJ sin ficha.")
-    )
-    reason_1 = forms.CharField(
-        label=_("Motivo del modificador"), required=False, max_length=MODIFIER_REASON_MAX, error_messages=LIMIT_MESSAGES
-    )
-    value_1 = modifier_field(_("Modificador"))
-    reason_2 = forms.CharField(
-        label=_("Motivo del modificador"), required=False, max_length=MODIFIER_REASON_MAX, error_messages=LIMIT_MESSAGES
-    )
-    value_2 = modifier_field(_("Modificador"))
-    difficulty = forms.CharField(
-        label=_("Dificultad"),
-        required=False,
-        max_length=40,
-        error_messages=LIMIT_MESSAGES,
-        initial=str(hitos.DEFAULT_DIFFICULTY),
-        help_text=_("Un número o una palabra de la escala: %(names)s.") % {"names": _DIFFICULTY_NAMES},
-    )
-    purpose = text_field(RollEntry, "purpose", label=_("Para qué"), required=False)
-    client_seed = client_seed_field(marked=True)
-
-    def __init__(self, *args, skill_groups=(), npcs=None, **kwargs):
-        super().__init__(*args, **kwargs)
-        self.fields["characteristic"].choices = [("", _("— sin característica —")), *CHARACTERISTIC_CHOICES]
-        self.fields["skill"].choices = [("", _("— sin habilidad —")), *[g for g in skill_groups if g[1]]]
-        if npcs:
-            self.fields["npc"].choices = [("", _("— sin ficha —"))] + [(pk, c.name) for pk, c in npcs.items()]
-        else:
-            del self.fields["npc"]
-        self.npcs = npcs or {}
-
-    @property
-    def is_open(self) -> bool:
-        """Shown unfolded: a row the user filled in (or got wrong)."""
-        return self.is_bound and (bool(self.errors) or bool(self.cleaned_data.get("used")))
-
-    def clean_difficulty(self) -> int:
-        text = " ".join(self.cleaned_data["difficulty"].split())
-        if not text:
-            return hitos.DEFAULT_DIFFICULTY
-        try:
-            value = hitos.difficulty_value(text)
-        except ValueError:
-            raise forms.ValidationError(
-                _("Dificultad no válida: escribe un número o una de: %(names)s.") % {"names": _DIFFICULTY_NAMES}
-            ) from None
-        if not 0 <= value <= 60:
-            raise forms.ValidationError(_("La dificultad va de 0 a 60."))
-        return value
-
-    def clean_purpose(self) -> str:
-        return " ".join(self.cleaned_data["purpose"].split())
-
-    def clean(self):
-        cleaned = super().clean()
-        cleaned["npc_character"] = self.npcs.get(cleaned.get("npc") or "")
-        cleaned["used"] = bool(
-            cleaned.get("characteristic")
-            or cleaned.get("free_modifier") is not None
-            or cleaned.get("purpose")
-            or cleaned.get("skill")
-            or cleaned.get("npc_character")
-        )
-        if not cleaned["used"]:
-            return cleaned
-        if not cleaned.get("purpose"):
-            self.add_error("purpose", _("Indica para qué es la tirada."))
-        if cleaned.get("skill") and not cleaned.get("characteristic"):
-            self.add_error("characteristic", _("Elige la característica que acompaña a la habilidad."))
-        if not cleaned.get("characteristic") and cleaned.get("free_modifier") is None:
-            self.add_error("characteristic", _("Elige una característica o escribe un modificador libre."))
-        for n in (1, 2):
-            if cleaned.get(f"value_{n}") and not (cleaned.get(f"reason_{n}") or "").strip():
-                self.add_error(f"reason_{n}", _("Explica de dónde sale el modificador."))
-        return cleaned
-
-    def extra(self) -> list[tuple[str, int]]:
-        return [
-            (" ".join(self.cleaned_data[f"reason_{n}"].split()), self.cleaned_data[f"value_{n}"])
-            for n in (1, 2)
-            if self.cleaned_data.get(f"value_{n}")
-        ]
-
-
-class RollRequestForm(forms.Form):
-    """The GM asks a character of the campaign for a roll."""
-
-    character = forms.ChoiceField(label=_("Personaje"))
-    characteristic = forms.ChoiceField(label=_("Característica"), choices=CHARACTERISTIC_CHOICES)
-    skill = text_field(RollRequest, "skill", label=_("Habilidad"), required=False)
-    modifier = modifier_field(_("Modificador"), initial=0)
-    difficulty = PostRollForm.base_fields["difficulty"]
-    difficulty_hidden = forms.BooleanField(
-        label=_("Dificultad oculta"),
-        required=False,
-        help_text=_("El jugador solo verá si tiene éxito o falla."),
-    )
-    purpose = text_field(RollRequest, "purpose", label=_("Para qué"))
-
-    clean_difficulty = PostRollForm.clean_difficulty
-    clean_purpose = PostRollForm.clean_purpose
-
-    def __init__(self, *args, characters=(), **kwargs):
-        super().__init__(*args, **kwargs)
-        self.characters = {str(c.pk): c for c in characters}
-        self.fields["character"].choices = [(pk, c.name) for pk, c in self.characters.items()]
-
-    def clean(self):
-        cleaned = super().clean()
-        cleaned["character"] = self.characters.get(cleaned.get("character") or "")
-        cleaned["skill"] = " ".join((cleaned.get("skill") or "").split())
-        if cleaned.get("modifier") is None:
-            cleaned["modifier"] = 0
-        return cleaned
 
 
 class PostEditForm(forms.Form):

@@ -280,7 +280,7 @@ class Scene(models.Model):
         return self.title
 
     def get_absolute_url(self) -> str:
-        return reverse("campaigns:scene-detail", args=[self.campaign.slug, self.pk])
+        return reverse("table:scene-detail", args=[self.campaign.slug, self.pk])
 
 
 class SceneAspect(models.Model):

@@ -307,7 +307,7 @@ def roll_requested(request) -> list[Notification]:
     def text() -> str:
         return _("La dirección pide una tirada a %(name)s: %(purpose)s.") % values
 
-    url = reverse("campaigns:scene-detail", args=[request.campaign.slug, request.scene_id]) + "#escribir"
+    url = reverse("table:scene-detail", args=[request.campaign.slug, request.scene_id]) + "#escribir"
     return _notify_each(
         [character.owner], campaign=request.campaign, kind=Notification.Kind.REQUEST, url=url, text=text
     )

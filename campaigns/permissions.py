@@ -13,7 +13,6 @@ from enum import StrEnum
 from django.db.models import Q
 
 from campaigns.models import Campaign, CampaignStatus, Membership, Post, Role, Scene, Visibility
-from sheets.models import Character
 
 
 class Standing(StrEnum):
@@ -134,35 +133,15 @@ def can_write_as_npc(access: Access) -> bool:
 
 
 def can_write_as_character(access: Access, character) -> bool:
-    """Only as one's own approved player character of this campaign (what
-    ``Character.objects.approved()`` offers in the post form)."""
-    return (
-        character is not None
-        and character.owner_id == access.user.pk
-        and character.campaign_id == access.campaign.pk
-        and character.status == Character.Status.APPROVED
-        and character.kind == Character.Kind.PC
-    )
+    """Only as a character that says this user may voice it in this campaign
+    (the character model answers: ``may_be_voiced_by``)."""
+    return character is not None and character.may_be_voiced_by(access.user, access.campaign)
 
 
 def can_play(access: Access) -> bool:
     """Takes part at the table: rolls, activates aspects, answers activations
     (the GM, co-GMs and players; never readers or outsiders)."""
     return access.is_gm or access.is_player
-
-
-def can_play_character(access: Access, character) -> bool:
-    """Acts for ``character`` at the table (attacks with it, rolls its tests,
-    pays its aspects): the GM for anyone, a player for their own player
-    character only."""
-    if access.is_gm:
-        return True
-    return (
-        access.is_player
-        and character is not None
-        and character.kind == Character.Kind.PC
-        and character.owner_id == access.user.pk
-    )
 
 
 def can_edit_post(access: Access, post: Post) -> bool:

@@ -3,7 +3,7 @@ moderation needs (revisions, the moderation log, notifications)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from datetime import timedelta
 
 from django.core.exceptions import PermissionDenied, ValidationError
@@ -12,7 +12,7 @@ from django.utils import timezone
 from django.utils.text import slugify
 from django.utils.translation import gettext as _
 
-from campaigns import notify
+from campaigns import notify, signals
 from campaigns.markup import render_markdown
 from campaigns.models import (
     Application,
@@ -38,10 +38,6 @@ from campaigns.permissions import (
     readable_posts,
     visible_scenes,
 )
-from rolls import services as rolls_services
-from table import post_rolls
-from table.post_rolls import PlannedRoll
-from table.roll_requests import services as roll_requests
 
 
 def _unique_slug(title: str) -> str:
@@ -75,8 +71,9 @@ def campaign_create(*, gm, title: str, system: str, visibility: str, description
         campaign.status = status
     campaign.full_clean()
     campaign.save()
-    # The roll log's first epoch opens now, before anyone can choose a client seed.
-    rolls_services.log_open(campaign=campaign)
+    # Apps above the forum start their part of the campaign in this transaction
+    # (the roll log opens its first epoch before anyone can choose a client seed).
+    signals.campaign_created.send(sender=Campaign, campaign=campaign)
     Scene.objects.create(
         campaign=campaign,
         title=_("Fuera de juego"),
@@ -309,38 +306,63 @@ def post_create(
     recipients: str = Post.Recipients.ALL,
     chosen=(),
     quote_of: Post | None = None,
-    rolls: Sequence[PlannedRoll] = (),
-    answers: int | None = None,
-    answer_seed: str | None = None,
     submission_key: str | None = None,
 ) -> Post:
-    """Publish a post with its rolls (``rolls``, or the one roll answering the
-    GM's request ``answers``), all in one transaction.
+    """Publish a post. ``submission_key`` (made when the form was shown) makes
+    a repeated submission of the same form return the post it already made.
+    Side effects: the post, the author's read marker, notifications."""
+    post, created = post_insert(
+        access=access,
+        scene=scene,
+        voice=voice,
+        body=body,
+        note=note,
+        character=character,
+        npc_name=npc_name,
+        recipients=recipients,
+        chosen=chosen,
+        quote_of=quote_of,
+        submission_key=submission_key,
+    )
+    if created:
+        post_published(post, access=access)
+    return post
 
-    ``submission_key`` (made when the form was shown) makes a repeated
-    submission of the same form return the post it already made, with no new
-    roll. Side effects: the post, its table rolls through the signed log, the
-    request marked as answered, the author's read marker, notifications.
-    """
+
+def post_allowed(*, access: Access, scene: Scene, voice: str, character=None) -> None:
+    """Refuse (``PermissionDenied``) a post its author may not write: in this
+    scene, as an NPC, or as this character."""
     if not can_post_in_scene(access, scene):
         raise PermissionDenied(_("No puedes escribir en esta escena."))
     if voice == Post.Voice.NPC and not can_write_as_npc(access):
         raise PermissionDenied(_("Solo la dirección puede escribir como PNJ."))
     if voice == Post.Voice.CHARACTER and not can_write_as_character(access, character):
         raise PermissionDenied(_("Solo puedes escribir como uno de tus personajes aprobados."))
-    if rolls and not access.is_gm:
-        if voice != Post.Voice.CHARACTER:
-            raise ValidationError(_("Para tirar, escribe como tu personaje."), code="roll_voice")
-        if any(plan.character is None or plan.character.pk != character.pk for plan in rolls):
-            raise PermissionDenied(_("Solo puedes tirar con la ficha de tu personaje."))
-    if answers is not None and rolls:
-        raise ValidationError(
-            _("Al contestar a una petición de la dirección, el mensaje lleva solo esa tirada."), code="request_rolls"
-        )
+
+
+def post_insert(
+    *,
+    access: Access,
+    scene: Scene,
+    voice: str,
+    body: str,
+    note: str = "",
+    character=None,
+    npc_name: str = "",
+    recipients: str = Post.Recipients.ALL,
+    chosen=(),
+    quote_of: Post | None = None,
+    submission_key: str | None = None,
+) -> tuple[Post, bool]:
+    """The post row and its chosen recipients, inside the caller's transaction
+    (the table adds its rolls to the same one): ``(post, created)``, where a
+    replayed ``submission_key`` gives the post already made and ``False``.
+    ``post_published`` finishes the job."""
+    post_allowed(access=access, scene=scene, voice=voice, character=character)
     if submission_key:
         existing = Post.objects.filter(author=access.user, submission_key=submission_key).first()
         if existing is not None:
-            return existing
+            return existing, False
     post = Post(
         scene=scene,
         author=access.user,
@@ -363,24 +385,17 @@ def post_create(
         # The same form arrived twice at once: the other request published it.
         if not submission_key:
             raise
-        return Post.objects.get(author=access.user, submission_key=submission_key)
+        return Post.objects.get(author=access.user, submission_key=submission_key), False
     if recipients == Post.Recipients.CHOSEN:
         post.chosen_recipients.set(chosen)
-    request = None
-    if answers is not None:
-        # Locked after the post's insert, so a repeated form stops at the
-        # submission key above and never reaches "already answered".
-        request = roll_requests.request_lock_open(
-            request_id=answers, character=character if voice == Post.Voice.CHARACTER else None, scene=scene
-        )
-        rolls = [post_rolls.request_plan(request, client_seed=answer_seed)]
-    made = post_rolls.post_rolls_create(post=post, user=access.user, planned=rolls)
-    if request is not None:
-        roll_requests.request_answered(request=request, table_roll=made[0])
-    # The author has read their own post.
-    scene_mark_read(user=access.user, scene=scene, last_post_id=post.pk)
+    return post, True
+
+
+def post_published(post: Post, *, access: Access) -> None:
+    """After a new post (and whatever the table added to it): the author has
+    read their own post, and its readers are told."""
+    scene_mark_read(user=access.user, scene=post.scene, last_post_id=post.pk)
     notify.post_created(post)
-    return post
 
 
 @transaction.atomic

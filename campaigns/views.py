@@ -6,7 +6,6 @@ get 404 for anything private, members without the right get 403.
 
 from __future__ import annotations
 
-import secrets
 from copy import copy
 
 from django.contrib import messages
@@ -19,18 +18,15 @@ from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils import timezone
-from django.utils.cache import patch_vary_headers
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django_htmx.http import HttpResponseClientRedirect
 
 from accounts.limits import refusal_message
-from accounts.models import User
-from campaigns import notify, services
+from campaigns import extensions, notify, services
 from campaigns import permissions as perms
 from campaigns.forms import (
-    ROLL_ROWS,
     ApplicationForm,
     CampaignForm,
     CampaignOptionsForm,
@@ -38,7 +34,6 @@ from campaigns.forms import (
     InvitationForm,
     OptionalReasonForm,
     PostEditForm,
-    PostForm,
     ReasonForm,
     RoleForm,
     SceneForm,
@@ -55,19 +50,12 @@ from campaigns.models import (
     PostReport,
     Role,
     Scene,
-    SceneRead,
 )
 from campaigns.permissions import Access, campaign_access
-from hitos_site.htmx import HtmxHttpRequest, page_or_fragment, wants_fragment
-from rolls.models import TableRoll
-from sheets.models import Character
-from systems.hitos.secret import services as secret
-from table import post_rolls
-from table.cards import activations_prefetch, cards_for
-from table.roll_requests import services as roll_requests
+from campaigns.threads import POSTS_PER_PAGE, members_of
+from hitos_site.htmx import HtmxHttpRequest, page_or_fragment
 
 HOME_PAGE_SIZE = 20
-POSTS_PER_PAGE = 20
 SEARCH_LIMIT = 50
 
 
@@ -97,27 +85,6 @@ def _post_for(request: HttpRequest, post_id: int) -> tuple[Post, Access]:
     if not perms.can_read_post(access, post):
         raise Http404
     return post, access
-
-
-def _members(campaign: Campaign):
-    """Users who take part: the GM and the active members."""
-    member_ids = Membership.objects.active().filter(campaign=campaign).values("user")
-    return User.objects.filter(Q(pk=campaign.gm_id) | Q(pk__in=member_ids)).order_by("username")
-
-
-def _decorate_posts(posts, access: Access, scene: Scene) -> None:
-    """Attach what the templates may show of each post (permissions decided here)."""
-    for post in posts:
-        # Every post of the page is in this scene: reuse it, one query per post otherwise.
-        post.scene = scene
-        post.show_text = not post.hidden or perms.can_see_hidden_text(access, post)
-        post.can_edit = access.user.is_authenticated and perms.can_edit_post(access, post)
-        post.can_history = post.edited_at is not None and perms.can_see_revisions(access, post)
-        post.can_report = access.user.is_authenticated and perms.can_report_post(access, post)
-        quote = post.quote_of
-        post.quote_visible = bool(
-            quote and not quote.hidden and quote.recipients == Post.Recipients.ALL and quote.scene_id == post.scene_id
-        )
 
 
 def _unread_counts(user, campaigns) -> dict[int, int]:
@@ -197,7 +164,6 @@ def campaign_detail(request: HtmxHttpRequest, slug: str) -> HttpResponse:
         scene.post_count = post_counts.get(scene.pk, 0)
         scene.unread = unread_by_scene.get(scene.pk, 0)
     memberships = list(Membership.objects.active().filter(campaign=campaign).select_related("user"))
-    characters = list(Character.objects.filter(campaign=campaign).approved().select_related("owner"))
     pending_application = (
         request.user.is_authenticated
         and Application.objects.filter(campaign=campaign, user=request.user, status=Application.Status.PENDING).exists()
@@ -210,12 +176,11 @@ def campaign_detail(request: HtmxHttpRequest, slug: str) -> HttpResponse:
             "access": access,
             "scenes": scenes,
             "memberships": memberships,
-            "characters": characters,
+            "additions": extensions.additions("campaign_page", request, access),
             "can_apply": perms.can_apply(access) and not pending_application,
             "pending_application": pending_application,
             "can_manage": perms.can_manage(access),
             "can_leave": perms.can_leave(access),
-            "can_roll": access.is_gm or access.is_player,
             "unread_total": sum(unread_by_scene.values()),
         },
     )
@@ -454,7 +419,7 @@ def dashboard(request: HtmxHttpRequest, slug: str) -> HttpResponse:
         ),
         "invitations": Invitation.objects.filter(campaign=campaign, revoked=False, expires_at__gt=timezone.now()),
         "memberships": Membership.objects.active().filter(campaign=campaign).select_related("user"),
-        "pending_sheets": Character.objects.filter(campaign=campaign).submitted().select_related("owner", "campaign"),
+        "additions": extensions.additions("dashboard", request, access),
         "invitation_form": InvitationForm(),
         "roles": Role.choices,
     }
@@ -501,7 +466,7 @@ def report_resolve(request: HtmxHttpRequest, slug: str, report_id: int) -> HttpR
 @require_http_methods(["GET", "POST"])
 def scene_create(request: HtmxHttpRequest, slug: str) -> HttpResponse:
     campaign, access = _campaign_for(request, slug, manage=True)
-    form = SceneForm(request.POST if request.method == "POST" else None, members=_members(campaign), creating=True)
+    form = SceneForm(request.POST if request.method == "POST" else None, members=members_of(campaign), creating=True)
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
         scene = services.scene_create(
@@ -522,7 +487,7 @@ def scene_create(request: HtmxHttpRequest, slug: str) -> HttpResponse:
 def scene_edit(request: HtmxHttpRequest, slug: str, scene_id: int) -> HttpResponse:
     scene, access = _scene_for(request, slug, scene_id, manage=True)
     form = SceneForm(
-        request.POST if request.method == "POST" else None, instance=copy(scene), members=_members(scene.campaign)
+        request.POST if request.method == "POST" else None, instance=copy(scene), members=members_of(scene.campaign)
     )
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
@@ -543,263 +508,6 @@ def scene_edit(request: HtmxHttpRequest, slug: str, scene_id: int) -> HttpRespon
     )
 
 
-def _scene_posts(access: Access, scene: Scene):
-    return (
-        Post.objects.filter(scene=scene)
-        .addressed_to(access.user, is_gm=access.is_gm)
-        .select_related("author", "character", "quote_of__author", "quote_of__character", "edited_by")
-        .prefetch_related("chosen_recipients")
-        .order_by("pk")
-    )
-
-
-def _post_form(access: Access, scene: Scene, data=None, initial=None) -> PostForm:
-    characters, npcs, requests = [], [], []
-    if access.user.is_authenticated:
-        characters = list(
-            Character.objects.filter(campaign=scene.campaign, owner=access.user).approved().prefetch_related("skills")
-        )
-        if characters:
-            requests = roll_requests.open_requests(scene=scene, user=access.user)
-    can_npc = perms.can_write_as_npc(access)
-    if can_npc:
-        npcs = list(Character.objects.filter(campaign=scene.campaign).npcs().prefetch_related("skills"))
-    if data is None:
-        # A fresh key each time the form is shown; a re-shown form keeps its own.
-        initial = {**(initial or {}), "submission_key": secrets.token_urlsafe(24)}
-    return PostForm(
-        data,
-        initial=initial,
-        characters=characters,
-        can_npc=can_npc,
-        npcs=npcs,
-        requests=requests,
-        members=_members(scene.campaign).exclude(pk=access.user.pk)
-        if access.user.is_authenticated
-        else User.objects.none(),
-    )
-
-
-def _attach_roll_cards(posts: list[Post], access: Access, scene: Scene, *, has_character: bool | None) -> None:
-    """Each post's roll cards (``post.roll_cards``), in a constant number of
-    queries: the posts' table rolls with their versions and the activations
-    the card's actions read (``table.cards.cards_for``)."""
-    for post in posts:
-        post.roll_cards = []
-    by_post = {p.pk: p for p in posts}
-    table_rolls = list(
-        TableRoll.objects.filter(post__in=list(by_post))
-        .select_related("character", "owner", "first__user", "latest__user")
-        .prefetch_related(activations_prefetch())
-        .order_by("post_id", "position", "pk")
-    )
-    for table_roll in table_rolls:
-        table_roll.scene = scene
-        table_roll.post = by_post[table_roll.post_id]
-    cards = cards_for(table_rolls, access=access, has_character=has_character)
-    for table_roll in table_rolls:
-        table_roll.post.roll_cards.append(cards[table_roll.pk])
-
-
-def _scene_context(request: HttpRequest, access: Access, scene: Scene, *, page, form) -> dict:
-    """What the scene page shows: one page of posts, read markers, the form."""
-    posts = _scene_posts(access, scene)
-    page_obj = Paginator(posts, POSTS_PER_PAGE).get_page(page)
-    page_posts = list(page_obj.object_list)
-    _decorate_posts(page_posts, access, scene)
-    # A player's approved characters are the post form's (when they may post).
-    has_character = bool(form.characters) if form is not None and access.is_player else None
-    _attach_roll_cards(page_posts, access, scene, has_character=has_character)
-    last_read = 0
-    first_unread = None
-    if request.user.is_authenticated and access.is_member:
-        last_read = (
-            SceneRead.objects.filter(scene=scene, user=request.user).values_list("last_post_id", flat=True).first() or 0
-        )
-        first_unread = posts.filter(pk__gt=last_read).exclude(author=request.user).values_list("pk", flat=True).first()
-        if page_posts:
-            services.scene_mark_read(user=request.user, scene=scene, last_post_id=page_posts[-1].pk)
-    can_manage = perms.can_manage(access)
-    return {
-        "campaign": scene.campaign,
-        "scene": scene,
-        "access": access,
-        "aspects": list(scene.aspects.all()),
-        "page_obj": page_obj,
-        "posts": page_posts,
-        "last_read": last_read,
-        "first_unread": first_unread,
-        "latest_id": page_posts[-1].pk if page_posts else 0,
-        "can_post": form is not None,
-        "can_manage": can_manage,
-        "form": form,
-        "roll_requests": roll_requests.scene_requests(scene=scene) if can_manage else [],
-        "secret_rolls": secret.scene_secret_cards(access, scene),
-        # The viewer's drama points (the form already loaded their characters).
-        "drama_characters": list(form.characters.values()) if form is not None else [],
-    }
-
-
-@require_GET
-def scene_detail(request: HtmxHttpRequest, slug: str, scene_id: int) -> HttpResponse:
-    scene, access = _scene_for(request, slug, scene_id)
-    form = None
-    if access.user.is_authenticated and perms.can_post_in_scene(access, scene):
-        quote_id = request.GET.get("cita", "")
-        form = _post_form(access, scene, initial={"quote_of": quote_id} if quote_id.isdigit() else None)
-    context = _scene_context(request, access, scene, page=request.GET.get("pagina"), form=form)
-    return page_or_fragment(request, "campaigns/scene_detail.html", "post-list", context)
-
-
-@require_GET
-def scene_poll(request: HtmxHttpRequest, slug: str, scene_id: int) -> HttpResponse:
-    """The "hay mensajes nuevos" bar: how many posts arrived after ``despues``."""
-    scene, access = _scene_for(request, slug, scene_id)
-    try:
-        after = int(request.GET.get("despues", "0"))
-    except ValueError:
-        after = 0
-    new = _scene_posts(access, scene).filter(pk__gt=after)
-    if request.user.is_authenticated:
-        new = new.exclude(author=request.user)
-    count = new.count()
-    first_new = new.values_list("pk", flat=True).first() if count else None
-    context = {
-        "campaign": scene.campaign,
-        "scene": scene,
-        "new_count": count,
-        "first_new": first_new,
-        "latest_id": after,
-    }
-    return render(request, "campaigns/scene_detail.html#new-posts-bar", context)
-
-
-def _plan_rolls(form: PostForm, access: Access) -> list[post_rolls.PlannedRoll] | None:
-    """The used roll rows as planned rolls; None when a row asks the sheet for
-    something it does not have (the error is on that row)."""
-    data = form.cleaned_data
-    speaking_as = data["character"] if data["voice"] == Post.Voice.CHARACTER else None
-    plans, ok = [], True
-    for row in form.used_rolls():
-        fields = row.cleaned_data
-        try:
-            plans.append(
-                post_rolls.roll_plan(
-                    character=fields.get("npc_character") or speaking_as,
-                    characteristic=fields["characteristic"],
-                    skill=fields["skill"],
-                    free_modifier=fields["free_modifier"],
-                    extra=row.extra(),
-                    difficulty=fields["difficulty"],
-                    purpose=fields["purpose"],
-                    client_seed=fields["client_seed"],
-                )
-            )
-        except ValidationError as exc:
-            row.add_error("skill" if exc.code == "skill" else "characteristic", exc)
-            ok = False
-    return plans if ok else None
-
-
-@login_required
-@require_POST
-def post_create(request: HtmxHttpRequest, slug: str, scene_id: int) -> HttpResponse:
-    scene, access = _scene_for(request, slug, scene_id)
-    if not perms.can_post_in_scene(access, scene):
-        if scene.status != Scene.Status.OPEN:
-            message = _("La escena está cerrada: no se pueden escribir mensajes.")
-        else:
-            message = _("No puedes escribir en esta escena.")
-        return render(
-            request, "campaigns/forbidden.html", {"message": message, "back_url": scene.get_absolute_url()}, status=403
-        )
-    form = _post_form(access, scene, request.POST)
-    if form.is_valid() and (planned := _plan_rolls(form, access)) is not None:
-        data = form.cleaned_data
-        quote = None
-        if data.get("quote_of"):
-            # Only a post the author can read may be quoted.
-            quote = _scene_posts(access, scene).filter(pk=data["quote_of"], hidden=False).first()
-        try:
-            post = services.post_create(
-                access=access,
-                scene=scene,
-                voice=data["voice"],
-                body=data["body"],
-                note=data["note"],
-                character=data["character"],
-                npc_name=data["npc_name"],
-                recipients=data["recipients"],
-                chosen=data["chosen"],
-                quote_of=quote,
-                rolls=planned,
-                answers=data.get("answers"),
-                answer_seed=data.get("answer_seed") or None,
-                submission_key=data["submission_key"] or None,
-            )
-        except ValidationError as exc:
-            form.add_error(None, exc)
-        else:
-            messages.success(request, _("Mensaje publicado."))
-            if request.htmx:
-                return HttpResponseClientRedirect(post.get_absolute_url())
-            return redirect(post.get_absolute_url())
-    # Nothing typed is lost: the last page comes back with the form and its errors.
-    context = _scene_context(request, access, scene, page="last", form=form)
-    response = page_or_fragment(request, "campaigns/scene_detail.html", "post-form", context)
-    if wants_fragment(request):
-        # htmx does not swap error responses: answer 200 and point the swap at the form.
-        response["HX-Retarget"] = "#escribir"
-        response["HX-Reswap"] = "outerHTML"
-    return response
-
-
-@login_required
-@require_GET
-def post_roll_chance(request: HtmxHttpRequest, slug: str, scene_id: int) -> HttpResponse:
-    """The chance of success of one roll row of the post form, with its
-    modifiers (the sheet's penalties included). Never rolls."""
-    scene, access = _scene_for(request, slug, scene_id)
-    if not perms.can_post_in_scene(access, scene):
-        raise PermissionDenied(_("No puedes escribir en esta escena."))
-    raw_row = request.GET.get("fila", "0")
-    row_index = int(raw_row) if raw_row.isascii() and raw_row.isdigit() and int(raw_row) < ROLL_ROWS else 0
-    # The purpose is asked for when publishing; the preview does not need it.
-    data = request.GET.copy()
-    data.setdefault(f"tirada-{row_index}-purpose", "")
-    if not data[f"tirada-{row_index}-purpose"].strip():
-        data[f"tirada-{row_index}-purpose"] = "-"
-    form = _post_form(access, scene, data)
-    row = form.roll_forms[row_index]
-    context = {"row_index": row_index, "plan": None, "chance_percent": None, "problem": ""}
-    voice = request.GET.get("voice", "")
-    if row.is_valid() and row.cleaned_data.get("used"):
-        fields = row.cleaned_data
-        speaking_as = form.character_for(voice)
-        if speaking_as is None and not access.is_gm and not fields.get("npc_character"):
-            context["problem"] = _("Para tirar, escribe como tu personaje.")
-        else:
-            try:
-                plan = post_rolls.roll_plan(
-                    character=fields.get("npc_character") or speaking_as,
-                    characteristic=fields["characteristic"],
-                    skill=fields["skill"],
-                    free_modifier=fields["free_modifier"],
-                    extra=row.extra(),
-                    difficulty=fields["difficulty"],
-                )
-            except ValidationError as exc:
-                context["problem"] = " ".join(exc.messages)
-            else:
-                context["plan"] = plan
-                context["chance_percent"] = post_rolls.percent(post_rolls.roll_chance(plan, scene.campaign))
-    elif row.is_bound and row.errors:
-        context["problem"] = " ".join(e for errors in row.errors.values() for e in errors)
-    response = render(request, "campaigns/scene_detail.html#roll-chance", context)
-    patch_vary_headers(response, ("HX-Request",))
-    return response
-
-
 # --- posts -----------------------------------------------------------------
 
 
@@ -811,7 +519,7 @@ def post_permalink(request: HtmxHttpRequest, post_id: int) -> HttpResponse:
         Post.objects.filter(scene=post.scene, pk__lt=post.pk).addressed_to(request.user, is_gm=access.is_gm).count()
     )
     page = before // POSTS_PER_PAGE + 1
-    url = f"{reverse('campaigns:scene-detail', args=[post.scene.campaign.slug, post.scene_id])}?pagina={page}#mensaje-{post.pk}"
+    url = f"{post.scene.get_absolute_url()}?pagina={page}#mensaje-{post.pk}"
     return redirect(url)
 
 

@@ -84,8 +84,8 @@ def table_demo_load(*, campaign, gm, players, characters) -> None:
     from campaigns.models import Post
     from campaigns.permissions import campaign_access
     from sheets.models import Aspect, Character, Skill
-    from systems.hitos import checks as table
     from systems.hitos.activations import services as activations
+    from systems.hitos.checks import services as table
     from systems.hitos.combat import services as combat
     from systems.hitos.horror import services as horror
     from systems.hitos.secret import services as secret

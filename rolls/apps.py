@@ -5,3 +5,10 @@ from django.utils.translation import gettext_lazy as _
 class RollsConfig(AppConfig):
     name = "rolls"
     verbose_name = _("Tiradas")
+
+    def ready(self) -> None:
+        from campaigns import extensions, signals
+        from rolls import pages
+
+        signals.campaign_created.connect(pages.campaign_created, dispatch_uid="rolls.log_open")
+        extensions.provide("campaign_page", pages.campaign_page)

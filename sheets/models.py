@@ -158,6 +158,18 @@ class Character(models.Model):
     def is_npc(self) -> bool:
         return self.kind == self.Kind.NPC
 
+    def may_be_voiced_by(self, user, campaign) -> bool:
+        """Whether ``user`` may write posts as this character in ``campaign``:
+        their own approved player character there (what ``approved()``
+        offers in the post form). The forum asks this of any character
+        (``campaigns.permissions.can_write_as_character``)."""
+        return (
+            self.owner_id == user.pk
+            and self.campaign_id == campaign.pk
+            and self.status == self.Status.APPROVED
+            and self.kind == self.Kind.PC
+        )
+
     @cached_property
     def options(self) -> HitosOptions:
         return campaign_options(self.campaign)

@@ -93,3 +93,17 @@ def can_mark(access: Access, character: Character) -> bool:
 def can_manage_sheets(access: Access) -> bool:
     """NPCs, new session / scene, the campaign's sheet options."""
     return access.is_gm
+
+
+def can_play_character(access: Access, character) -> bool:
+    """Acts for ``character`` at the table (attacks with it, rolls its tests,
+    pays its aspects): the GM for anyone, a player for their own player
+    character only."""
+    if access.is_gm:
+        return True
+    return (
+        access.is_player
+        and character is not None
+        and character.kind == Character.Kind.PC
+        and character.owner_id == access.user.pk
+    )

@@ -1,4 +1,4 @@
-"""The rolls app's access helpers, shared by every rolls views module.
+"""The table's access helpers, shared by the table's and the game systems' views.
 
 Each loads what the user may see and says 404 otherwise (outsiders of a
 private campaign, a scene they cannot see, a whisper); ``need`` is a
@@ -18,8 +18,9 @@ from django.utils.translation import gettext as _
 from campaigns import permissions as perms
 from campaigns.models import Campaign, Scene
 from campaigns.permissions import Access, campaign_access
-from rolls.models import Activation, TableRoll
+from rolls.models import Activation
 from table.cards import activations_prefetch
+from table.models import TableRoll
 
 Need = Callable[[Access], bool]
 
@@ -42,13 +43,23 @@ def campaign_for(
 
 
 def scene_for(
-    request: HttpRequest, slug: str, scene_id: int, *, need: Need | None = None, denied: str | None = None
+    request: HttpRequest,
+    slug: str,
+    scene_id: int,
+    *,
+    need: Need | None = None,
+    denied: str | None = None,
+    offgame: bool = False,
 ) -> tuple[Scene, Access]:
     """The scene of a tool at the table if the user may read it (404:
     private campaign, hidden scene, or the off-game scene, which has no
-    table), and ``need`` allows (403)."""
+    table tools: only the scene page itself asks with ``offgame=True``),
+    and ``need`` allows (403)."""
     campaign, access = campaign_for(request, slug)
-    scene = get_object_or_404(perms.visible_scenes(access).exclude(is_offgame=True), pk=scene_id)
+    scenes = perms.visible_scenes(access)
+    if not offgame:
+        scenes = scenes.exclude(is_offgame=True)
+    scene = get_object_or_404(scenes, pk=scene_id)
     scene.campaign = campaign
     _require(access, need, denied)
     return scene, access

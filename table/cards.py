@@ -19,7 +19,7 @@ from rolls.models import Activation, RollEntry, TableRoll
 from rules import hitos
 from sheets.models import Character
 from systems.hitos.activations import services as activations
-from systems.hitos.checks import reroll_refusal, reroll_refusals
+from systems.hitos.checks.services import reroll_refusal, reroll_refusals
 
 # The die a reading keeps: C normally (H2), M after a positive re-roll (H15),
 # m after a negative one (H19).
@@ -236,7 +236,7 @@ def card_context(
     the card says what the user may do with it, asking ``systems.hitos.activations.services``;
     ``has_character`` is whether the user has an approved character in the
     campaign (looked up once when needed and not given); ``can_reroll``
-    whether ``systems.hitos.checks.reroll_refusal`` lets the roll be re-rolled
+    whether ``systems.hitos.checks.services.reroll_refusal`` lets the roll be re-rolled
     (asked when not given). ``versions`` (the
     chain up to ``entry``, oldest first) is loaded when not given and the
     entry is a re-roll. ``compact`` leaves out the purpose and the chain (the
@@ -324,7 +324,7 @@ def cards_for(
     this adds at most one query for the re-rolls' versions and one for
     whether a player has an approved character (unless ``has_character``
     says it), and at most two for whether attacks and opposed rolls may
-    still be re-rolled (``systems.hitos.checks.reroll_refusals``)."""
+    still be re-rolled (``systems.hitos.checks.services.reroll_refusals``)."""
     table_rolls = list(table_rolls)
     if not table_rolls:
         return {}

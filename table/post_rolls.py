@@ -12,7 +12,7 @@ from django.utils.translation import gettext as _
 from campaigns.models import Campaign
 from rolls.models import RollRequest, TableRoll
 from sheets.models import Character
-from systems.hitos.checks import CheckSetup, chance, check_setup, table_check
+from systems.hitos.checks.services import CheckSetup, chance, check_setup, table_check
 from table.roll_requests import services as roll_requests
 
 # A percentage with one decimal, as the preview shows it.

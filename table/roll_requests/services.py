@@ -18,7 +18,7 @@ from campaigns.models import Scene
 from campaigns.permissions import Access
 from rolls.models import RollRequest, TableRoll
 from sheets.models import CHARACTERISTIC_FIELDS, Character
-from systems.hitos.checks import CheckSetup, check_setup
+from systems.hitos.checks.services import CheckSetup, check_setup
 
 
 def open_requests(*, scene: Scene, user) -> list[RollRequest]:

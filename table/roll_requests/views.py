@@ -16,11 +16,11 @@ from django.views.decorators.http import require_http_methods, require_POST
 from django_htmx.http import HttpResponseClientRedirect
 
 from campaigns import permissions as perms
-from campaigns.forms import RollRequestForm
 from campaigns.models import Scene
 from hitos_site.htmx import HtmxHttpRequest, page_or_fragment
 from rolls.models import RollRequest
 from sheets.models import Character
+from systems.hitos.checks.forms import RollRequestForm
 from table.access import scene_for
 from table.roll_requests import services as roll_requests
 

@@ -36,7 +36,7 @@ from campaigns.models import Campaign, Membership, Post, Role, Scene, Visibility
 from rolls import services as roll_services
 from rolls.models import RollEntry, TableRoll
 from sheets.models import Character, Skill
-from systems.hitos.checks import chance, check_setup
+from systems.hitos.checks.services import chance, check_setup
 from tests.browser.conftest import _REPORT_CSP_VIOLATIONS, TIMEOUT_MS, BrowserProblems
 from tests.factories import CampaignFactory, UserFactory
 
@@ -303,7 +303,7 @@ def test_a_whisper_with_a_roll_is_read_by_its_recipient_and_sealed_for_everyone_
     page: Page, open_page: OpenPage, browser_problems: BrowserProblems, tower: Tower
 ):
     slug = tower.campaign.slug
-    scene_url = reverse("campaigns:scene-detail", args=[slug, tower.scene.pk])
+    scene_url = reverse("table:scene-detail", args=[slug, tower.scene.pk])
     log_url = reverse("rolls:roll-log", args=[slug])
     export_url = reverse("rolls:log-export", args=[slug])
 

@@ -24,7 +24,7 @@ from campaigns.models import Campaign
 from rolls.models import Activation, Attack, Combatant, TableRoll
 from sheets.models import Character
 from systems.hitos.activations.services import SCENE_ASPECT, SHEET_ASPECT
-from systems.hitos.checks import chance, check_setup
+from systems.hitos.checks.services import chance, check_setup
 from systems.hitos.combat import services as combat_services
 from tests.browser.conftest import _REPORT_CSP_VIOLATIONS, TIMEOUT_MS, BrowserProblems
 from tests.play.conftest import Play, make_play
@@ -98,7 +98,7 @@ def play(live_server) -> Play:
 def test_a_roll_an_aspect_reroll_a_negative_activation_and_an_attack_at_the_table(
     page: Page, gm_page: Page, play: Play
 ):
-    scene_url = reverse("campaigns:scene-detail", args=[play.campaign.slug, play.scene.pk])
+    scene_url = reverse("table:scene-detail", args=[play.campaign.slug, play.scene.pk])
     ines = play.ines
 
     # --- The player writes a post with a roll, seeing the chance first. -------------

@@ -170,14 +170,14 @@ def _request(t: Table, name: str) -> tuple[str, dict]:
         "campaign-search": (reverse("campaigns:campaign-search", args=[slug]) + "?q=puerta", {}),
         "campaign-export": (reverse("campaigns:campaign-export", args=[slug]), {}),
         "scene-create": (reverse("campaigns:scene-create", args=[slug]), {}),
-        "scene-detail": (reverse("campaigns:scene-detail", args=[slug, t.scene.pk]), {}),
+        "scene-detail": (reverse("table:scene-detail", args=[slug, t.scene.pk]), {}),
         "scene-edit": (reverse("campaigns:scene-edit", args=[slug, t.scene.pk]), {}),
-        "scene-poll": (reverse("campaigns:scene-poll", args=[slug, t.scene.pk]) + f"?despues={t.post.pk}", {}),
+        "scene-poll": (reverse("table:scene-poll", args=[slug, t.scene.pk]) + f"?despues={t.post.pk}", {}),
         "post-create": (
-            reverse("campaigns:post-create", args=[slug, t.scene.pk]),
+            reverse("table:post-create", args=[slug, t.scene.pk]),
             {"voice": "ooc", "body": "Bajo con la linterna.", "recipients": "all"},
         ),
-        "post-roll-chance": (reverse("campaigns:post-roll-chance", args=[slug, t.scene.pk]), {}),
+        "post-roll-chance": (reverse("table:post-roll-chance", args=[slug, t.scene.pk]), {}),
         "scene-feed": (reverse("campaigns:scene-feed", args=[slug, t.scene.pk]), {}),
         "member-feed": (reverse("campaigns:member-feed", args=[t.membership(t.player).feed_token]), {}),
         "invitation-open": (reverse("campaigns:invitation-open", args=[t.invitation.token]), {}),
@@ -221,10 +221,13 @@ def _client(sessions, visibility, standing) -> Client:
 
 def test_the_matrix_has_a_row_for_every_url_of_the_app():
     from campaigns.urls import urlpatterns
+    from table.urls import urlpatterns as table_urlpatterns
 
     # The user's own notifications belong to no campaign (tests/campaigns/test_views_notifications.py).
     own = {"notifications", "notification-open", "notifications-read-all"}
-    names = {p.name for p in urlpatterns} - own
+    # The scene page and its posting are the table's (the other table URLs have their own matrices).
+    scene_page = {p.name for p in table_urlpatterns if getattr(p, "name", None)}
+    names = {p.name for p in urlpatterns} - own | scene_page
     for rows in MATRIX.values():
         assert {name for name, _ in rows} - {"invitation-open-expired"} == names
 
@@ -360,7 +363,7 @@ def test_a_gm_cannot_reach_another_campaigns_objects_through_their_own_campaign(
         ).status_code
         == 404
     )
-    assert client.get(reverse("campaigns:scene-detail", args=[slug, theirs.scene.pk])).status_code == 404
+    assert client.get(reverse("table:scene-detail", args=[slug, theirs.scene.pk])).status_code == 404
     theirs.application.refresh_from_db()
     theirs.invitation.refresh_from_db()
     assert (theirs.application.status, theirs.invitation.revoked) == ("pending", False)

@@ -169,7 +169,7 @@ def test_journey_invitation_application_post_hide_and_whisper(db):
     assert Notification.objects.filter(user=ana, kind=Notification.Kind.APPLICATION).count() == 1
     assert ana_client.get(scene.get_absolute_url()).status_code == 200
 
-    post_url = reverse("campaigns:post-create", args=[slug, scene.pk])
+    post_url = reverse("table:post-create", args=[slug, scene.pk])
     ana_client.post(
         post_url, {"voice": "ooc", "body": "Miro el agua.", "note": "Vuelvo el lunes.", "recipients": "all"}
     )

@@ -13,8 +13,13 @@ pytestmark = pytest.mark.django_db
 HX = {"HX-Request": "true"}
 
 
+# The scene page and its posting are the table's; editing a scene is the forum's.
+_TABLE = {"scene-detail", "scene-poll", "post-create", "post-roll-chance"}
+
+
 def _scene_url(t, name="scene-detail", scene=None):
-    return reverse(f"campaigns:{name}", args=[t.campaign.slug, (scene or t.scene).pk])
+    namespace = "table" if name in _TABLE else "campaigns"
+    return reverse(f"{namespace}:{name}", args=[t.campaign.slug, (scene or t.scene).pk])
 
 
 # --- scene_detail ---------------------------------------------------------------

@@ -160,7 +160,7 @@ def _feed(payload: str):
     )
     assert response.status_code == 302
     scene = campaign.scenes.get(is_offgame=False)
-    post_url = reverse("campaigns:post-create", args=[campaign.slug, scene.pk])
+    post_url = reverse("table:post-create", args=[campaign.slug, scene.pk])
     player_client = client_for(player)
     response = player_client.post(
         post_url, {"voice": "ooc", "body": f"{payload}\n\nmarcador", "note": payload, "recipients": "all"}

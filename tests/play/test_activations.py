@@ -13,7 +13,7 @@ from campaigns.models import Notification
 from rolls.models import Activation, RollEntry, TableRoll, TableRollKind
 from sheets.models import Aspect, SheetEvent, Skill
 from systems.hitos.activations import services as activations
-from systems.hitos.checks import check_setup, table_check
+from systems.hitos.checks.services import check_setup, table_check
 from tests.play.conftest import client_for, client_seed
 
 
@@ -592,7 +592,7 @@ def test_a_page_of_cards_looks_up_a_players_characters_once(play, django_assert_
 def test_players_get_no_positive_button_on_an_npc_roll(play):
     from django.template.loader import render_to_string
 
-    from systems.hitos import checks as table_services
+    from systems.hitos.checks import services as table_services
     from table.cards import card_context
 
     npc_roll = table_services.table_check(
@@ -620,7 +620,7 @@ def test_h92_the_gm_forces_degeneracion_and_the_player_gains_a_point(play):
     assert play.ines.drama_points == 2
     # The card offers the GM the choice, not the player.
     arcane.refresh_from_db()
-    url = reverse("campaigns:scene-detail", args=[play.campaign.slug, play.scene.pk])
+    url = reverse("table:scene-detail", args=[play.campaign.slug, play.scene.pk])
     force_url = reverse("hitos:activation-force", args=[activation.pk])
     assert force_url in client_for(play.gm).get(url).content.decode()
     assert force_url not in client_for(play.ana).get(url).content.decode()

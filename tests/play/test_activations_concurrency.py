@@ -13,7 +13,7 @@ from django.db import connection, connections
 from rolls.models import Activation, RollEntry
 from sheets.models import SheetEvent
 from systems.hitos.activations import services as activations
-from systems.hitos.checks import check_setup, table_check
+from systems.hitos.checks.services import check_setup, table_check
 from tests.play.conftest import client_seed, make_play
 
 pytestmark = [

@@ -14,7 +14,7 @@ from rolls.models import Combatant, RollEntry, TableRollKind
 from rules import hitos
 from rules.hitos_combat import attack_damage
 from sheets.models import Aspect, Character, SheetEvent
-from systems.hitos.checks import lock_table_roll, table_reroll
+from systems.hitos.checks.services import lock_table_roll, table_reroll
 from systems.hitos.combat import services as combat_services
 
 
@@ -513,7 +513,7 @@ def test_damage_waits_while_an_activation_on_the_attack_is_pending(play, dice):
 
 
 def test_reroll_refusals_reads_many_attacks_in_one_query(play, dice, django_assert_num_queries):
-    from systems.hitos.checks import reroll_refusals
+    from systems.hitos.checks.services import reroll_refusals
 
     fight = start(play)
     dice.extend([[9, 9, 8], [9, 8, 7], [9, 7, 6]])

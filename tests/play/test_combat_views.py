@@ -117,7 +117,7 @@ def test_the_page_is_get_only(play):
 
 @pytest.mark.parametrize("who", ["gm", "ana", "anonymous"])
 def test_query_count_stays_constant_as_attacks_and_combatants_grow(play, who, django_assert_max_num_queries):
-    from systems.hitos import checks as table
+    from systems.hitos.checks import services as table
 
     combat = started(play)
     first = make_attack(play, combat)
@@ -127,7 +127,7 @@ def test_query_count_stays_constant_as_attacks_and_combatants_grow(play, who, dj
     client = client_for(getattr(play, who, None))
     client.get(url(play, "combat"))
     # 14: the page's queries, among them the re-rolled cards' chains and
-    # whether the attacks may still be re-rolled (systems.hitos.checks.reroll_refusals).
+    # whether the attacks may still be re-rolled (systems.hitos.checks.services.reroll_refusals).
     with django_assert_max_num_queries(14) as small:
         client.get(url(play, "combat"))
     for n in range(3):

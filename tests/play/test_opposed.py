@@ -11,7 +11,7 @@ from campaigns.models import Scene
 from rolls import rollog
 from rolls.models import OpposedRoll, RollEntry, TableRollKind
 from rules import hitos
-from systems.hitos.checks import table_result
+from systems.hitos.checks.services import table_result
 from systems.hitos.opposed import services as opposed
 from tests.play.conftest import client_for, client_seed
 
@@ -281,12 +281,12 @@ def _tie_once(monkeypatch):
 
 
 def test_a_reroll_that_ties_the_round_rolls_a_linked_tiebreak(play, monkeypatch):
-    from systems.hitos.checks import table_reroll
+    from systems.hitos.checks.services import table_reroll
 
     row = _start(play, tie_allowed=False)
     last = opposed.opposed_chain(row)[-1]
     _tie_once(monkeypatch)
-    # Every re-roll reads the round again (systems.hitos.checks.table_reroll calls opposed.after_reroll).
+    # Every re-roll reads the round again (systems.hitos.checks.services.table_reroll calls opposed.after_reroll).
     table_reroll(last.first, user=play.gm, positions=[0], reading=hitos.Reading.POSITIVE, activation="positive")
     last.refresh_from_db()
     assert last.outcome == hitos.Opposed.REROLL.value

@@ -13,25 +13,25 @@ from django.urls import reverse
 from django.utils import translation
 from pytest_django.asserts import assertContains, assertNotContains
 
-from campaigns import services
 from campaigns.models import Post
 from campaigns.permissions import campaign_access
 from rolls.models import RollEntry, TableRoll
 from rules import hitos
 from rules.probability import success_probability
-from systems.hitos.checks import table_reroll
+from systems.hitos.checks.services import table_reroll
 from table import post_rolls
+from table import services as table_services
 from tests.play.conftest import Play, client_for, client_seed, make_play
 
 XSS = "<script>alert(1)</script>"
 
 
 def _create_url(play: Play) -> str:
-    return reverse("campaigns:post-create", args=[play.campaign.slug, play.scene.pk])
+    return reverse("table:post-create", args=[play.campaign.slug, play.scene.pk])
 
 
 def _chance_url(play: Play) -> str:
-    return reverse("campaigns:post-roll-chance", args=[play.campaign.slug, play.scene.pk])
+    return reverse("table:post-roll-chance", args=[play.campaign.slug, play.scene.pk])
 
 
 def _row(i: int, **fields) -> dict[str, str]:
@@ -286,7 +286,7 @@ def _posts_with_rolls(play: Play, n: int) -> None:
             )
             for j in range(2)
         ]
-        post = services.post_create(
+        post = table_services.post_with_rolls_create(
             access=access,
             scene=play.scene,
             voice=Post.Voice.CHARACTER,

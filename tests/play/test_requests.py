@@ -45,7 +45,7 @@ def _answer(play: Play, request: RollRequest, *, user=None, character=None, **ex
         "answer_seed": client_seed(),
         **extra,
     }
-    url = reverse("campaigns:post-create", args=[play.campaign.slug, play.scene.pk])
+    url = reverse("table:post-create", args=[play.campaign.slug, play.scene.pk])
     return client_for(user or play.ana).post(url, data)
 
 
@@ -183,8 +183,8 @@ def test_the_gm_cancels_an_open_request(play):
 
 
 def test_a_request_is_answered_only_in_its_own_scene(play):
-    from campaigns import services as campaign_services
     from campaigns.models import Scene
+    from table import services as table_services
 
     other = Scene.objects.create(campaign=play.campaign, title="El desván")
     request = roll_requests.request_create(
@@ -199,7 +199,7 @@ def test_a_request_is_answered_only_in_its_own_scene(play):
         purpose="Subir sin ruido",
     )
     with pytest.raises(ValidationError, match="se contesta en su escena"):
-        campaign_services.post_create(
+        table_services.post_with_rolls_create(
             access=campaign_access(play.ana, play.campaign),
             scene=play.scene,
             voice=Post.Voice.CHARACTER,

@@ -9,7 +9,7 @@ from pytest_django.asserts import assertContains, assertNotContains
 
 from rolls.models import TableRoll
 from rules import hitos
-from systems.hitos.checks import check_setup, table_check, table_reroll
+from systems.hitos.checks.services import check_setup, table_check, table_reroll
 from table.cards import card_context
 from tests.play.conftest import Play, client_for, client_seed
 
@@ -141,7 +141,7 @@ def test_card_context_works_out_the_gm_from_the_user(play):
 
 def test_the_roll_log_leaves_out_rolls_of_whispers_the_reader_may_not_read(play):
     from campaigns.models import Post
-    from systems.hitos import checks as table
+    from systems.hitos.checks import services as table
 
     whisper = Post.objects.create(
         scene=play.scene,
@@ -170,7 +170,7 @@ def test_the_roll_log_leaves_out_rolls_of_whispers_the_reader_may_not_read(play)
 
 
 def test_the_gm_sees_a_hidden_difficulty_in_the_roll_log_and_players_do_not(play):
-    from systems.hitos import checks as table
+    from systems.hitos.checks import services as table
 
     table.table_check(
         campaign=play.campaign,

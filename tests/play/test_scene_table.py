@@ -7,7 +7,7 @@ from tests.play.conftest import client_for
 
 
 def _scene(play, user):
-    return client_for(user).get(reverse("campaigns:scene-detail", args=[play.campaign.slug, play.scene.pk]))
+    return client_for(user).get(reverse("table:scene-detail", args=[play.campaign.slug, play.scene.pk]))
 
 
 def test_the_scene_links_the_table_pages(play):
@@ -28,7 +28,7 @@ def test_a_player_sees_their_drama_points_and_the_gm_the_pool(play):
 
 
 def test_anonymous_readers_see_no_drama_link(play):
-    response = client_for(None).get(reverse("campaigns:scene-detail", args=[play.campaign.slug, play.scene.pk]))
+    response = client_for(None).get(reverse("table:scene-detail", args=[play.campaign.slug, play.scene.pk]))
     assert response.status_code == 200
     assert reverse("hitos:drama", args=[play.campaign.slug]) not in response.content.decode()
 
@@ -37,7 +37,7 @@ def test_the_off_game_scene_has_no_table(play):
     from campaigns.models import Scene
 
     offgame = Scene.objects.create(campaign=play.campaign, title="Fuera de juego", is_offgame=True)
-    html = client_for(play.gm).get(reverse("campaigns:scene-detail", args=[play.campaign.slug, offgame.pk])).text
+    html = client_for(play.gm).get(reverse("table:scene-detail", args=[play.campaign.slug, offgame.pk])).text
     for name in ("hitos:combat", "hitos:horror", "hitos:opposed", "table:request-create", "hitos:secret-roll-create"):
         url = reverse(name, args=[play.campaign.slug, offgame.pk])
         assert url not in html, name

@@ -1,4 +1,4 @@
-"""systems.hitos.checks: checks from the sheet, re-rolls and drama point moves."""
+"""systems.hitos.checks.services: checks from the sheet, re-rolls and drama point moves."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from rules.hitos_drama import BANK, GM_POOL, Transfer
 from rules.probability import success_probability
 from sheets import services as sheet_services
 from sheets.models import SheetEvent
-from systems.hitos import checks as table
+from systems.hitos.checks import services as table
 from tests.play.conftest import client_seed
 
 

@@ -20,13 +20,14 @@ from django.test import Client
 from django.urls import reverse
 
 from accounts.models import User
-from campaigns import notify, services
+from campaigns import notify
 from campaigns.models import Campaign, Membership, Post, Role, Scene, Visibility
 from campaigns.permissions import campaign_access
 from rolls.models import RollEntry
 from sheets.models import Character
 from systems.hitos.secret import services as secret
 from table import post_rolls
+from table import services as table_services
 from tests.factories import CampaignFactory, UserFactory
 from tests.rolls.conftest import client_seed
 
@@ -68,7 +69,7 @@ def _post(world: World, author: User, scene: Scene, *, kind: str, recipients: st
         purpose=world.marker(kind),
         client_seed=client_seed(),
     )
-    post = services.post_create(
+    post = table_services.post_with_rolls_create(
         access=access,
         scene=scene,
         voice=Post.Voice.CHARACTER,

@@ -60,10 +60,8 @@ from campaigns.forms import (
     OptionalReasonForm,
     PostEditForm,
     PostForm,
-    PostRollForm,
     ReasonForm,
     RoleForm,
-    RollRequestForm,
     SceneForm,
     SearchForm,
 )
@@ -92,7 +90,8 @@ from sheets.forms import (
 )
 from sheets.models import Aspect, Character, Skill
 from systems.hitos.activations.forms import DramaPoolForm, NarrativeForm, NegativeActivationForm, PositiveActivationForm
-from systems.hitos.checks import check_setup, table_check
+from systems.hitos.checks.forms import PostRollForm, RollRequestForm
+from systems.hitos.checks.services import check_setup, table_check
 from systems.hitos.combat import services as combat_services
 from systems.hitos.combat.forms import (
     AttackForm,
@@ -106,6 +105,7 @@ from systems.hitos.combat.forms import (
 from systems.hitos.horror import services as horror
 from systems.hitos.horror.forms import ExposureRollForm, HorrorStartForm, OpposedStartForm
 from systems.hitos.secret.forms import SecretRollForm
+from table.forms import TablePostForm
 from tests.factories import UserFactory
 from tests.play.conftest import Play, client_seed, make_play
 
@@ -588,20 +588,31 @@ FORMS: dict[type[forms.BaseForm], tuple[Target, ...]] = {
             numbers=("position",),
         ),
     ),
+    # The forum's post form is sent inside the table's.
     PostForm: (
         Target(
-            "campaigns:post-create",
-            lambda w: w.scene_url("campaigns:post-create"),
+            "table:post-create",
+            lambda w: w.scene_url("table:post-create"),
             "gm",
             _post_data,
             lambda w: PostForm(can_npc=True, members=User.objects.none()),
+            text=("npc_name", "body", "note", "submission_key"),
+        ),
+    ),
+    TablePostForm: (
+        Target(
+            "table:post-create",
+            lambda w: w.scene_url("table:post-create"),
+            "gm",
+            _post_data,
+            lambda w: TablePostForm(can_npc=True, members=User.objects.none()),
             text=("npc_name", "body", "note", "submission_key", "answer_seed"),
         ),
     ),
     PostRollForm: (
         Target(
-            "campaigns:post-create",
-            lambda w: w.scene_url("campaigns:post-create"),
+            "table:post-create",
+            lambda w: w.scene_url("table:post-create"),
             "ana",
             _post_roll_data,
             lambda w: PostRollForm(prefix="tirada-0"),
@@ -983,7 +994,7 @@ RULED_NUMBERS = {
 }
 
 # Integer fields that are ids looked up, never stored as typed.
-IDS = {(PostForm, "quote_of"), (PostForm, "answers")}
+IDS = {(PostForm, "quote_of"), (TablePostForm, "quote_of"), (TablePostForm, "answers")}
 
 
 def _email(w: World, length: int) -> str:
@@ -1018,7 +1029,7 @@ VALUES: dict[tuple[type, str], Callable[[World, int], str]] = {
 
 # Fields sent at their limit whose text is not stored as typed.
 NOT_STORED_WHOLE = {
-    (PostForm, "answer_seed"): "it only seeds the answer to a GM's request",
+    (TablePostForm, "answer_seed"): "it only seeds the answer to a GM's request",
     (OpposedStartForm, "client_seed"): "each round's seed is made from its first 56 characters",
     (SearchForm, "q"): "a search stores nothing",
 }
@@ -1121,7 +1132,7 @@ def _too_long(form_class, name: str, kind: str, limit: int) -> str:
         return "La semilla del navegador no es válida: de 1 a 64 letras, cifras, guiones o guiones bajos."
     if kind == "lines":
         return f"La línea 2 es demasiado larga: como mucho {limit} caracteres (tiene {limit + 1})."
-    if name == "body" and form_class in (PostForm, PostEditForm):
+    if name == "body" and form_class in (PostForm, TablePostForm, PostEditForm):
         return f"El mensaje es demasiado largo: como mucho {limit} caracteres (tiene {limit + 1})."
     return f"Demasiado largo: como mucho {limit} caracteres (has escrito {limit + 1})."
 
@@ -1417,7 +1428,7 @@ def test_a_huge_post_number_is_a_spanish_error_on_the_sheet(world):
 
 def test_a_huge_quoted_post_number_is_ignored(world):
     data = _post_data(world, quote_of="9" * 30)
-    response = world.client("gm").post(world.scene_url("campaigns:post-create"), data)
+    response = world.client("gm").post(world.scene_url("table:post-create"), data)
     assert response.status_code == 302
 
 

@@ -34,31 +34,18 @@ SHARED_HELPERS = {"hitos_site.htmx", "hitos_site.env"}
 
 # (importing module, imported module) pairs still against the order.
 KNOWN = {
-    # The forum still knows the game: the post form's roll rows,
-    # who may write as a character, posts with rolls, the scene page.
-    ("campaigns.forms", "rolls.forms"),
-    ("campaigns.forms", "rolls.models"),
-    ("campaigns.forms", "sheets.models"),
-    ("campaigns.permissions", "sheets.models"),
-    ("campaigns.services", "rolls"),
-    ("campaigns.services", "table"),
-    ("campaigns.services", "table.post_rolls"),
-    ("campaigns.services", "table.roll_requests"),
-    ("campaigns.views", "rolls.models"),
-    ("campaigns.views", "sheets.models"),
-    ("campaigns.views", "systems.hitos.secret"),
-    ("campaigns.views", "table"),
-    ("campaigns.views", "table.cards"),
-    ("campaigns.views", "table.roll_requests"),
     # The permalink and the roll log show the table's cards.
     ("rolls.views", "sheets.models"),
     ("rolls.views", "table.access"),
     ("rolls.views", "table.cards"),
     # The table still calls HITOS by name (the registry replaces these).
     ("table.cards", "systems.hitos.activations"),
-    ("table.cards", "systems.hitos.checks"),
-    ("table.post_rolls", "systems.hitos.checks"),
-    ("table.roll_requests.services", "systems.hitos.checks"),
+    ("table.cards", "systems.hitos.checks.services"),
+    ("table.forms", "systems.hitos.checks.forms"),
+    ("table.post_rolls", "systems.hitos.checks.services"),
+    ("table.roll_requests.services", "systems.hitos.checks.services"),
+    ("table.roll_requests.views", "systems.hitos.checks.forms"),
+    ("table.views", "systems.hitos.secret"),
     # The sheet's own rolls (mass damage, trauma) go through the log's HITOS reader.
     ("sheets.services", "rolls.services"),
 }

@@ -1,6 +1,6 @@
 """Forms of aspect activations and the GM's drama pool. The dice to re-roll
 are checkboxes named ``dice`` drawn by the template (each shows its value and
-letter) and read with ``systems.hitos.checks.parse_positions``."""
+letter) and read with ``systems.hitos.checks.services.parse_positions``."""
 
 from crispy_forms.helper import FormHelper
 from crispy_forms.layout import Submit

@@ -35,7 +35,7 @@ from rules.hitos_drama import BANK, Transfer
 from rules.probability import reroll_success_probability
 from sheets.models import Aspect, Character
 from sheets.services import aspect_change, degeneracion_gain, drama_account, drama_move
-from systems.hitos.checks import (
+from systems.hitos.checks.services import (
     lock_table_roll,
     reroll_refusal,
     side_for,

@@ -29,7 +29,7 @@ from sheets.models import Character, SheetEvent
 from sheets.services import gm_pool_set
 from systems.hitos.activations import services as activations
 from systems.hitos.activations.forms import DramaPoolForm, NarrativeForm, NegativeActivationForm, PositiveActivationForm
-from systems.hitos.checks import parse_positions
+from systems.hitos.checks.services import parse_positions
 from table.access import activation_for, campaign_for, table_roll_for
 from table.cards import activations_prefetch, card_context
 

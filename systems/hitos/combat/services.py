@@ -1,6 +1,6 @@
 """HITOS combat in a scene: the initiative tracker, attacks and their damage.
 
-Every roll goes through the signed log (``systems.hitos.checks``), every number comes
+Every roll goes through the signed log (``systems.hitos.checks.services``), every number comes
 from ``rules.hitos_combat``, every mark on a sheet goes through
 ``sheets.services``. Each write function runs in one transaction.
 
@@ -21,7 +21,6 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from campaigns import notify
-from campaigns import permissions as perms
 from campaigns.models import Scene
 from campaigns.permissions import Access
 from rolls.models import Activation, Attack, Combat, Combatant, TableRoll, TableRollKind
@@ -42,8 +41,9 @@ from rules.hitos_drama import positive_activation
 from sheets import services as sheet_services
 from sheets.models import Aspect, Character, SheetEvent
 from sheets.models import Weapon as SheetWeapon
+from sheets.permissions import can_play_character
 from sheets.services import drama_move
-from systems.hitos.checks import (
+from systems.hitos.checks.services import (
     CheckSetup,
     check_setup,
     lock_table_roll,
@@ -325,7 +325,7 @@ def combat_end(*, combat: Combat, access: Access) -> Combat:
 
 def can_attack_with(access: Access, combatant: Combatant) -> bool:
     """The GM attacks with anyone; a player with their own character only."""
-    return perms.can_play_character(access, combatant.character)
+    return can_play_character(access, combatant.character)
 
 
 def combat_skill(character: Character):
@@ -482,7 +482,7 @@ def attack_effect_for(attack: Attack) -> CriticalEffect | None:
 
 def _locked_attack(attack: Attack, *, settling: bool = False) -> Attack:
     """The attack's row, locked, after its roll's row (the lock order of
-    ``systems.hitos.checks``: activations on the roll wait for us, or we for them).
+    ``systems.hitos.checks.services``: activations on the roll wait for us, or we for them).
     ``settling`` (damage, effects) is refused while an aspect activation
     on the roll waits for its answer: the dice may still change."""
     lock_table_roll(attack.table_roll)
@@ -524,7 +524,7 @@ def attack_shift(*, attack: Attack, access: Access, steps: int, aspect: str) -> 
         if not attack_hits(locked):
             raise ValidationError(_("El ataque falló: no hay daño que mover."), code="miss")
         payer = locked.attacker.character if steps > 0 else locked.target.character
-        if not perms.can_play_character(access, payer):
+        if not can_play_character(access, payer):
             raise PermissionDenied(_("Solo activas aspectos de tu propio personaje."))
         shift = locked.shift + steps
         if abs(shift) > MAX_SHIFT:

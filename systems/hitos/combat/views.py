@@ -26,6 +26,7 @@ from campaigns.permissions import Access
 from hitos_site.htmx import HtmxHttpRequest, page_or_fragment
 from rolls.models import Attack, Combat, Combatant
 from sheets.models import Skill, Weapon
+from sheets.permissions import can_play_character
 from systems.hitos.combat import services
 from systems.hitos.combat.forms import (
     AttackForm,
@@ -93,8 +94,8 @@ def _attack_rows(combat: Combat, combatants: list[Combatant], access: Access, us
         attack.damage = services.attack_damage_for(attack) if attack.hits else None
         attack.effect = services.attack_effect_for(attack) if access.is_gm else None
         pending = combat.ended_at is None and attack.damage_applied is None and attack.hits
-        attack.can_shift_up = pending and perms.can_play_character(access, attack.attacker.character)
-        attack.can_shift_down = pending and perms.can_play_character(access, attack.target.character)
+        attack.can_shift_up = pending and can_play_character(access, attack.attacker.character)
+        attack.can_shift_down = pending and can_play_character(access, attack.target.character)
         attack.can_apply = access.is_gm and attack.damage_applied is None and attack.damage is not None
         if attack.effect is not None:
             proposed = attack.target if attack.effect.kind == "secuela temporal" else attack.attacker

@@ -3,7 +3,7 @@ horror, each one tests Entereza through the signed log, and the loss read from
 the same dice goes onto the sanity meter.
 
 Every number comes from ``rules.hitos_health``; the roll from
-``systems.hitos.checks.table_check``; the meter change (and its trauma test, H77) from
+``systems.hitos.checks.services.table_check``; the meter change (and its trauma test, H77) from
 ``sheets.services.meter_apply``, which logs it on the sheet.
 """
 
@@ -19,7 +19,6 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_noop
 
 from campaigns import notify
-from campaigns import permissions as perms
 from campaigns.models import Scene
 from campaigns.permissions import Access, campaign_access
 from rolls.models import HorrorExposure, HorrorTest, TableRollKind
@@ -27,8 +26,9 @@ from rolls.services import campaign_options
 from rules import hitos
 from rules.hitos_health import HORROR_LEVELS, HorrorLevel, horror, horror_level, horror_test_due, shift_horror
 from sheets.models import Character
+from sheets.permissions import can_play_character
 from sheets.services import MENTAL, meter_apply
-from systems.hitos.checks import CheckSetup, table_check
+from systems.hitos.checks.services import CheckSetup, table_check
 
 SHIFTS = (-1, 0, 1)
 
@@ -60,7 +60,7 @@ def level_text(level: HorrorLevel) -> str:
 
 def can_roll_exposure(access: Access, exposure: HorrorExposure) -> bool:
     """The GM rolls for anyone; a player only for their own character."""
-    return perms.can_play_character(access, exposure.character)
+    return can_play_character(access, exposure.character)
 
 
 def effective_level(exposure: HorrorExposure) -> HorrorLevel:

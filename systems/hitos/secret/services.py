@@ -17,7 +17,7 @@ from campaigns.permissions import Access
 from rolls import services
 from rolls.models import RollEntry, RollReveal
 from rolls.permissions import readable_rolls
-from systems.hitos.checks import check_setup
+from systems.hitos.checks.services import check_setup
 from table.cards import card_context
 
 

@@ -24,6 +24,7 @@ from rules.hitos_scores import (
     creation_warnings,
     derived_scores,
 )
+from sheets.meters import METER_ACTIONS, METERS, NEEDS_AMOUNT
 from sheets.models import (
     CHARACTERISTIC_FIELDS,
     CHARACTERISTIC_LABELS,
@@ -34,7 +35,7 @@ from sheets.models import (
     Skill,
     Weapon,
 )
-from sheets.services import EXPORT_FORMAT, METER_ACTIONS, NEEDS_AMOUNT, SheetData
+from sheets.services import EXPORT_FORMAT, ExhaustedAspect, PlayState, SheetData, TemporaryAspect
 
 LINES_HELP = _("Uno por línea.")
 # Concept, traits, hitos and complications are each one aspect row.
@@ -526,6 +527,15 @@ class ImportForm(forms.Form):
             raise forms.ValidationError(not_a_sheet)
         return data
 
+    def clean(self):
+        data = super().clean()
+        if "file" in data:
+            try:
+                data["play"] = import_play_state(data["file"])
+            except forms.ValidationError as exc:
+                self.add_error("file", exc)
+        return data
+
 
 def _text(value: Any) -> str:
     return value if isinstance(value, str) else ""
@@ -533,6 +543,132 @@ def _text(value: Any) -> str:
 
 def _list(value: Any) -> list:
     return value if isinstance(value, list) else []
+
+
+# --- the sheet in play, from an exported file ---------------------------------------
+
+NOT_EXPORTED_SHAPE = _("%(what)s: el formato no es el de una ficha exportada.")
+EXHAUST_UNTIL_MESSAGE = _("Un aspecto se agota hasta la próxima sesión o la próxima historia.")
+EXHAUSTIBLE_KINDS = (Aspect.Kind.CONCEPT, Aspect.Kind.TRAIT, Aspect.Kind.HITO, Aspect.Kind.COMPLICATION)
+EXHAUST_UNTIL = (Aspect.Duration.SESSION, Aspect.Duration.STORY)
+# A guard on what one upload may create, like the formsets' ``max_num``.
+IMPORTED_ASPECTS_MAX = 100
+
+
+def _texts(item: Any, keys: tuple[str, ...]) -> bool:
+    """Whether ``item`` is an object whose ``keys``, where present, are texts."""
+    return isinstance(item, dict) and all(isinstance(item.get(key, ""), str) for key in keys)
+
+
+def _import_marks(value: Any, problems: list[str]) -> dict[str, tuple[int, int]]:
+    """Slashes and crosses by meter: whole numbers of 0 or more. A meter the
+    file leaves out is not in the result (it starts clean)."""
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        problems.append(NOT_EXPORTED_SHAPE % {"what": _("Medidores")})
+        return {}
+    marks = {}
+    for kind in METERS.values():
+        entry = value.get(kind.key)
+        if entry is None:
+            continue
+        counts = [entry.get(name) if isinstance(entry, dict) else None for name in ("slashes", "crosses")]
+        if all(type(count) is int and count >= 0 for count in counts):
+            marks[kind.key] = (counts[0], counts[1])
+        else:
+            problems.append(
+                _("%(meter)s: las barras y las aspas deben ser números enteros de 0 o más.") % {"meter": kind.label}
+            )
+    return marks
+
+
+def _temporary_aspect(item: Any, what: str, problems: list[str]) -> TemporaryAspect | None:
+    """Checked like a temporary aspect typed on the sheet (``AspectForm``)."""
+    if not _texts(item, ("phrase", "duration", "origin", "exhausted_until")):
+        problems.append(NOT_EXPORTED_SHAPE % {"what": what})
+        return None
+    form = AspectForm({f"aspect-{name}": item.get(name, "") for name in ("phrase", "duration", "origin")})
+    until = item.get("exhausted_until", "")
+    found = [
+        f"{what}, {Aspect._meta.get_field(name).verbose_name}: {' '.join(errors)}"
+        for name, errors in form.errors.items()
+    ]
+    if until and until not in EXHAUST_UNTIL:
+        found.append(f"{what}, {Aspect._meta.get_field('exhausted_until').verbose_name}: {EXHAUST_UNTIL_MESSAGE}")
+    problems += found
+    if found:
+        return None
+    data = form.cleaned_data
+    return TemporaryAspect(data["phrase"], data["duration"], data["origin"], until)
+
+
+def _exhausted_aspect(item: Any, what: str, problems: list[str]) -> ExhaustedAspect | None:
+    """An own aspect (concept, trait, hito, complication) exhausted until the
+    next session or story; the sheet finds it by kind and phrase."""
+    if (
+        not _texts(item, ("kind", "characteristic", "phrase", "exhausted_until"))
+        or item.get("kind") not in EXHAUSTIBLE_KINDS
+        or not item.get("phrase", "").strip()
+    ):
+        problems.append(NOT_EXPORTED_SHAPE % {"what": what})
+        return None
+    trait = item["kind"] == Aspect.Kind.TRAIT
+    characteristic = item.get("characteristic", "") if trait else ""
+    if trait and characteristic not in CHARACTERISTIC_FIELDS:
+        problems.append(NOT_EXPORTED_SHAPE % {"what": what})
+        return None
+    until = item.get("exhausted_until", "")
+    if until not in EXHAUST_UNTIL:
+        problems.append(f"{what}, {Aspect._meta.get_field('exhausted_until').verbose_name}: {EXHAUST_UNTIL_MESSAGE}")
+        return None
+    return ExhaustedAspect(item["kind"], item["phrase"], until, characteristic)
+
+
+def _import_aspects(value: Any, parse, label: str, numbered: str, problems: list[str]) -> list | None:
+    """A list of aspects, each read by ``parse``; ``None`` when the file has none (an older export)."""
+    if value is None:
+        return None
+    if not isinstance(value, list):
+        problems.append(NOT_EXPORTED_SHAPE % {"what": label})
+        return None
+    if len(value) > IMPORTED_ASPECTS_MAX:
+        problems.append(
+            _("%(what)s: como mucho %(max)s (el archivo trae %(count)s).")
+            % {"what": label, "max": IMPORTED_ASPECTS_MAX, "count": len(value)}
+        )
+        return None
+    parsed = [parse(item, numbered % {"n": n}, problems) for n, item in enumerate(value, start=1)]
+    return [aspect for aspect in parsed if aspect is not None]
+
+
+def import_play_state(data: dict[str, Any]) -> PlayState:
+    """The sheet in play as an exported file tells it (``sheets.services.sheet_export``):
+    the marks of both meters, the temporary aspects (duration, origin and
+    exhaustion) and the exhausted own aspects. What the file leaves out (an
+    older export) starts as on a new sheet; a bad value is a
+    ``ValidationError`` listing every problem."""
+    problems: list[str] = []
+    play = PlayState(
+        marks=_import_marks(data.get("meters"), problems),
+        temporary=_import_aspects(
+            data.get("temporary_aspects"),
+            _temporary_aspect,
+            _("Aspectos temporales"),
+            _("Aspecto temporal %(n)s"),
+            problems,
+        ),
+        exhausted=_import_aspects(
+            data.get("exhausted_aspects"),
+            _exhausted_aspect,
+            _("Aspectos agotados"),
+            _("Aspecto agotado %(n)s"),
+            problems,
+        ),
+    )
+    if problems:
+        raise forms.ValidationError(problems)
+    return play
 
 
 def import_form_data(data: dict[str, Any]) -> dict[str, Any]:

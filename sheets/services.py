@@ -8,6 +8,7 @@ simultaneous damage applications both land.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -26,17 +27,14 @@ from rules.hitos_drama import (
     apply_transfers,
     session_refresh,
 )
-from rules.hitos_health import (
-    MASS_DAMAGE_DIFFICULTY,
-    STATE_LABELS,
-    TRAUMA_DIFFICULTY,
-    massive_test_due,
-    recover,
-    recovery_rule,
-    take_damage,
-    take_imbalance,
-)
+from rules.hitos_health import massive_test_due, recover, recovery_rule
 from rules.hitos_scores import CULTOS_INNOMBRABLES_BUDGET, creation_warnings
+from rules.meters import Meter
+from sheets.meters import HEALTH as HEALTH
+from sheets.meters import MENTAL as MENTAL
+from sheets.meters import METER_ACTIONS as METER_ACTIONS
+from sheets.meters import METERS, MeterKind
+from sheets.meters import NEEDS_AMOUNT as NEEDS_AMOUNT
 from sheets.models import CHARACTERISTIC_FIELDS, Aspect, Character, SheetEvent, Skill, Weapon
 
 EXPORT_FORMAT = "hitos-ficha/v1"
@@ -73,6 +71,37 @@ class SheetData:
     complications: list[str] = field(default_factory=list)
     skills: list[tuple[str, str, int]] = field(default_factory=list)  # name, category, value
     weapons: list[tuple[str, str, bool, str]] = field(default_factory=list)  # name, code, melee, notes
+
+
+@dataclass(frozen=True)
+class TemporaryAspect:
+    phrase: str
+    duration: str
+    origin: str = ""
+    exhausted_until: str = ""
+
+
+@dataclass(frozen=True)
+class ExhaustedAspect:
+    """An own aspect (concept, trait, hito, complication) exhausted until the
+    next session or story, found again by its kind and phrase."""
+
+    kind: str
+    phrase: str
+    exhausted_until: str
+    characteristic: str = ""  # for a trait
+
+
+@dataclass
+class PlayState:
+    """What an imported file says about the sheet in play. ``marks``: slashes
+    and crosses by meter (``MeterKind.key``); a meter missing starts clean.
+    ``temporary`` and ``exhausted``: ``None`` when the file does not say (an
+    older export), and then the sheet starts without them."""
+
+    marks: dict[str, tuple[int, int]] = field(default_factory=dict)
+    temporary: list[TemporaryAspect] | None = None
+    exhausted: list[ExhaustedAspect] | None = None
 
 
 def _log(
@@ -146,9 +175,8 @@ def _fit_meters(character: Character) -> None:
     """Aguante or Entereza may have changed: marks that no longer fit are dropped
     (``rules.meters.Meter.resized``, through the character's meter readings)."""
     character.__dict__.pop("scores", None)
-    health, mental = character.health_meter, character.mental_meter
-    character.health_slashes, character.health_crosses = health.slashes, health.crosses
-    character.mental_slashes, character.mental_crosses = mental.slashes, mental.crosses
+    for kind in METERS.values():
+        kind.store(character, kind.meter(character))
 
 
 def _apply_fields(character: Character, data: SheetData) -> None:
@@ -156,12 +184,72 @@ def _apply_fields(character: Character, data: SheetData) -> None:
         setattr(character, name, value)
 
 
+def _same_phrase(a: str, b: str) -> bool:
+    return a.split() == b.split()
+
+
+def _restore_exhausted(character: Character, exhausted: list[ExhaustedAspect]) -> None:
+    """Exhaust again each own aspect the file names (by kind, characteristic
+    and phrase); one the sheet does not have is a ``ValidationError``."""
+    own = list(character.aspects.active().exclude(kind=Aspect.Kind.TEMPORARY))
+    for wanted in exhausted:
+        aspect = next(
+            (
+                a
+                for a in own
+                if (a.kind, a.characteristic) == (wanted.kind, wanted.characteristic)
+                and _same_phrase(a.phrase, wanted.phrase)
+                and not a.exhausted
+            ),
+            None,
+        )
+        if aspect is None:
+            raise ValidationError(
+                _("El aspecto agotado «%(phrase)s» no está entre los aspectos de la ficha.") % {"phrase": wanted.phrase}
+            )
+        aspect.exhausted_until = wanted.exhausted_until
+        aspect.full_clean()
+        aspect.save(update_fields=["exhausted_until"])
+
+
+def _restore_play(character: Character, play: PlayState) -> None:
+    """An imported sheet in play: its marks (what no longer fits its meters
+    is dropped, as on an edit), temporary aspects and exhausted aspects."""
+    for key, (slashes, crosses) in play.marks.items():
+        kind = METERS[key]
+        setattr(character, kind.slashes_field, slashes)
+        setattr(character, kind.crosses_field, crosses)
+    _fit_meters(character)
+    character.save(update_fields=[name for kind in METERS.values() for name in kind.fields])
+    for temporary in play.temporary or ():
+        aspect = Aspect(
+            character=character,
+            kind=Aspect.Kind.TEMPORARY,
+            phrase=temporary.phrase,
+            duration=temporary.duration,
+            origin=temporary.origin,
+            exhausted_until=temporary.exhausted_until,
+        )
+        aspect.full_clean()
+        aspect.save()
+    _restore_exhausted(character, play.exhausted or [])
+
+
 @transaction.atomic
 def sheet_create(
-    *, campaign, owner, actor, data: SheetData, kind: str = Character.Kind.PC, imported: bool = False
+    *,
+    campaign,
+    owner,
+    actor,
+    data: SheetData,
+    kind: str = Character.Kind.PC,
+    imported: bool = False,
+    play: PlayState | None = None,
 ) -> Character:
     """A new draft (or, for an NPC, an approved stat block owned by the GM).
-    A new character starts with as many drama points as its Drama (H26)."""
+    A new character starts with as many drama points as its Drama (H26).
+    An imported one also gets back its ``play`` state (marks, temporary and
+    exhausted aspects); a ``ValidationError`` there saves nothing."""
     character = Character(campaign=campaign, owner=owner, kind=kind)
     _apply_fields(character, data)
     if kind == Character.Kind.NPC:
@@ -175,6 +263,8 @@ def sheet_create(
     character.save()
     _sync_rows(character, data)
     _sync_aspects(character, data)
+    if play is not None:
+        _restore_play(character, play)
     kind_event = SheetEvent.Kind.IMPORTED if imported else SheetEvent.Kind.CREATED
     _log(character, campaign, actor, kind_event, character.name)
     return character
@@ -262,26 +352,14 @@ def sheet_review(
 
 
 # --- meters ---------------------------------------------------------------------
-
-HEALTH = "resistencia"
-MENTAL = "estabilidad"
-
-METER_ACTIONS = {
-    HEALTH: ("damage", "shock", "stabilise", "heal", "healing_roll"),
-    MENTAL: ("imbalance", "stress", "stabilise", "heal", "recovery_roll"),
-}
-NEEDS_AMOUNT = {"damage", "imbalance", "stabilise", "heal"}
-
-_EVENT_KIND = {
-    "damage": SheetEvent.Kind.DAMAGE,
-    "imbalance": SheetEvent.Kind.IMBALANCE,
-    "shock": SheetEvent.Kind.SHOCK,
-    "stress": SheetEvent.Kind.STRESS,
-    "stabilise": SheetEvent.Kind.STABILISE,
-    "heal": SheetEvent.Kind.HEAL,
-    "healing_roll": SheetEvent.Kind.HEALING_ROLL,
-    "recovery_roll": SheetEvent.Kind.RECOVERY_ROLL,
-}
+#
+# One service per meter action (``meter_mark``, ``meter_shock``,
+# ``meter_stabilise``, ``meter_heal``, ``meter_recovery_roll``), each naming
+# the meter by its ``MeterKind`` key (``HEALTH`` / ``MENTAL``); the table in
+# ``sheets.meters`` says what differs between the two meters. ``meter_apply``
+# is the dispatcher for callers that name the action by its string
+# (``HEALTH``, ``MENTAL``, ``METER_ACTIONS`` and ``NEEDS_AMOUNT`` are
+# re-exported from ``sheets.meters`` for them).
 
 
 @dataclass
@@ -292,12 +370,182 @@ class MeterChange:
     check: Any = None  # rules.hitos.CheckResult
 
 
-def _meter_snapshot(character: Character, meter: str) -> dict[str, Any]:
-    if meter == HEALTH:
-        m, state = character.health_meter, character.health_state
-    else:
-        m, state = character.mental_meter, character.mental_state
-    return {"boxes": m.boxes, "slashes": m.slashes, "crosses": m.crosses, "state": STATE_LABELS[state]}
+@dataclass(frozen=True)
+class _Marks:
+    """What one action does to a meter: the meter after it, the event's
+    summary, and the roll it made through the log, if any."""
+
+    after: Meter
+    summary: str
+    roll: Any = None
+    check: Any = None
+
+
+def _meter_kind(meter: str) -> MeterKind:
+    if meter not in METERS:
+        raise ValidationError(_("Acción desconocida para este medidor."))
+    return METERS[meter]
+
+
+def _require_amount(amount: int | None) -> None:
+    if amount is None or amount < 0:
+        raise ValidationError(_("Indica una cantidad entera de 0 o más."))
+
+
+def _meter_roll(locked: Character, actor, kind: MeterKind, *, purpose: str, difficulty: int, post, scene):
+    """A test of the meter's threshold (Aguante or Entereza) through the
+    campaign's roll log, placed in the post's scene unless ``scene`` is given."""
+    threshold = kind.threshold_of(locked)
+    return _roll(
+        campaign=locked.campaign,
+        user=actor,
+        purpose=purpose % {"name": locked.name},
+        modifier=threshold,
+        difficulty=difficulty,
+        breakdown=[(str(kind.threshold_label), threshold)],
+        character=locked,
+        post=post,
+        scene=scene or (post.scene if post is not None else None),
+    )
+
+
+def _meter_change(
+    character: Character,
+    actor,
+    kind: MeterKind,
+    action: SheetEvent.Kind,
+    step: Callable[[Character, Meter], _Marks],
+    *,
+    reason: str,
+    post,
+) -> MeterChange:
+    """The frame of every meter action, in one transaction: lock the sheet
+    row, let ``step`` change the meter (a roll it makes commits with the
+    marks; the rules' ``ValueError`` becomes a ``ValidationError``), store
+    the marks and log a ``SheetEvent`` with the meter before and after."""
+    with transaction.atomic():
+        # Lock the sheet row: concurrent marks queue here instead of overwriting each other.
+        locked = Character.objects.select_for_update(of=("self",)).select_related("campaign").get(pk=character.pk)
+        before = kind.snapshot(locked)
+        current = kind.meter(locked)
+        try:
+            marks = step(locked, current)
+        except ValueError as exc:
+            raise ValidationError(str(exc)) from exc
+        locked.save(update_fields=[*kind.store(locked, marks.after), "updated_at"])
+        event = _log(
+            locked,
+            locked.campaign,
+            actor,
+            action,
+            marks.summary,
+            reason=reason,
+            post=post,
+            roll=marks.roll,
+            before=before,
+            after=kind.snapshot(locked),
+        )
+    return MeterChange(locked, event, marks.roll, marks.check)
+
+
+def meter_mark(
+    *, character: Character, actor, meter: str, amount: int, reason: str = "", post=None, scene=None
+) -> MeterChange:
+    """Mark damage on Resistencia or imbalance on Estabilidad (H60, H82).
+    When the amount reaches Aguante / Entereza the mass-damage (H52) or
+    trauma (H77) test is rolled through the log first; failing it slashes
+    every box left."""
+    kind = _meter_kind(meter)
+    _require_amount(amount)
+
+    def step(locked: Character, current: Meter) -> _Marks:
+        threshold = kind.threshold_of(locked)
+        roll = check = None
+        if massive_test_due(amount, threshold):
+            roll, check = _meter_roll(
+                locked, actor, kind, purpose=kind.test_purpose, difficulty=kind.test_difficulty, post=post, scene=scene
+            )
+        outcome = kind.take_loss(current, amount, threshold=threshold, test=check)
+        summary = str(amount)
+        if outcome.test_due:
+            summary += " · " + (_("prueba superada") if outcome.test_passed else _("prueba fallada"))
+        return _Marks(outcome.after, summary, roll, check)
+
+    return _meter_change(character, actor, kind, kind.loss, step, reason=reason, post=post)
+
+
+def meter_shock(*, character: Character, actor, meter: str, reason: str = "", post=None) -> MeterChange:
+    """Shock (H62) or stress (H87) after rest: half the slashes, rounded
+    down, are erased and the rest become crosses."""
+    kind = _meter_kind(meter)
+    return _meter_change(
+        character,
+        actor,
+        kind,
+        kind.shock,
+        lambda locked, current: _Marks(current.shock(), ""),
+        reason=reason,
+        post=post,
+    )
+
+
+def meter_stabilise(
+    *, character: Character, actor, meter: str, amount: int, reason: str = "", post=None
+) -> MeterChange:
+    """Erase up to ``amount`` slashes, never crosses (H58, H85)."""
+    kind = _meter_kind(meter)
+    _require_amount(amount)
+    return _meter_change(
+        character,
+        actor,
+        kind,
+        SheetEvent.Kind.STABILISE,
+        lambda locked, current: _Marks(current.stabilise(amount), str(amount)),
+        reason=reason,
+        post=post,
+    )
+
+
+def meter_heal(*, character: Character, actor, meter: str, amount: int, reason: str = "", post=None) -> MeterChange:
+    """Recover ``amount`` points, crosses first (Q12)."""
+    kind = _meter_kind(meter)
+    _require_amount(amount)
+    return _meter_change(
+        character,
+        actor,
+        kind,
+        SheetEvent.Kind.HEAL,
+        lambda locked, current: _Marks(current.heal(amount), str(amount)),
+        reason=reason,
+        post=post,
+    )
+
+
+def meter_recovery_roll(
+    *, character: Character, actor, meter: str, rested: bool = True, reason: str = "", post=None, scene=None
+) -> MeterChange:
+    """One period of recovery: the weekly healing roll (H67–H70) or the
+    monthly mental recovery roll (H88), rolled through the log at the
+    difficulty of the character's state. With rest, Sano / Cuerdo recover
+    everything without a roll."""
+    kind = _meter_kind(meter)
+
+    def step(locked: Character, current: Meter) -> _Marks:
+        state = kind.state(locked)
+        rule = recovery_rule(state, rested=rested)
+        roll = check = None
+        if rule is not None and not (rested and state == kind.whole_state):
+            roll, check = _meter_roll(
+                locked, actor, kind, purpose=kind.recovery_purpose, difficulty=rule.difficulty, post=post, scene=scene
+            )
+        result = recover(current, state, check, rested=rested, options=locked.options)
+        if result.lost:
+            summary = _("pierde %(n)s") % {"n": result.lost}
+        else:
+            summary = _("recupera %(n)s") % {"n": result.recovered}
+        return _Marks(result.after, summary, roll, check)
+
+    return _meter_change(character, actor, kind, kind.recovery, step, reason=reason, post=post)
 
 
 def meter_apply(
@@ -312,107 +560,26 @@ def meter_apply(
     post=None,
     scene=None,
 ) -> MeterChange:
-    """Change a meter by one of ``METER_ACTIONS``. Side effects: the character's
-    marks, a ``SheetEvent``, and for a mass-damage / trauma test or a periodic
-    healing / recovery roll, one entry in the campaign's roll log (same
-    transaction, so the roll and the marks commit together). ``scene`` places
-    such a roll in a scene when there is no post (combat, horror)."""
-    if action not in METER_ACTIONS.get(meter, ()):
+    """Change a meter by one of ``METER_ACTIONS``, named by its string (the
+    meter form, combat, horror): dispatches to the action's own service.
+    Side effects: the character's marks, a ``SheetEvent``, and for a
+    mass-damage / trauma test or a periodic healing / recovery roll, one
+    entry in the campaign's roll log (same transaction, so the roll and the
+    marks commit together). ``scene`` places such a roll in a scene when
+    there is no post (combat, horror)."""
+    kind = METERS.get(meter)
+    if kind is None or action not in kind.actions:
         raise ValidationError(_("Acción desconocida para este medidor."))
-    if action in NEEDS_AMOUNT and (amount is None or amount < 0):
-        raise ValidationError(_("Indica una cantidad entera de 0 o más."))
-    with transaction.atomic():
-        # Lock the sheet row: concurrent marks queue here instead of overwriting each other.
-        locked = Character.objects.select_for_update(of=("self",)).select_related("campaign").get(pk=character.pk)
-        before = _meter_snapshot(locked, meter)
-        current = locked.health_meter if meter == HEALTH else locked.mental_meter
-        threshold = locked.aguante if meter == HEALTH else locked.entereza
-        options = locked.options
-        roll = check = None
-        summary = str(amount) if action in NEEDS_AMOUNT else ""
-        try:
-            if action in ("damage", "imbalance"):
-                key = "aguante" if action == "damage" else "entereza"
-                test_key = "mass_test" if action == "damage" else "trauma_test"
-                test = None
-                if massive_test_due(amount, threshold):
-                    # H52 / H77 — the amount reaches the threshold: roll the test through the log.
-                    purpose = (
-                        _("Prueba de daño masivo de %(name)s (Aguante contra 12)")
-                        if action == "damage"
-                        else _("Prueba de trauma de %(name)s (Entereza contra 12)")
-                    ) % {"name": locked.name}
-                    roll, check = _roll(
-                        campaign=locked.campaign,
-                        user=actor,
-                        purpose=purpose,
-                        modifier=threshold,
-                        difficulty=MASS_DAMAGE_DIFFICULTY if action == "damage" else TRAUMA_DIFFICULTY,
-                        breakdown=[(_("Aguante") if action == "damage" else _("Entereza"), threshold)],
-                        character=locked,
-                        post=post,
-                        scene=scene or (post.scene if post is not None else None),
-                    )
-                    test = check
-                take = take_damage if action == "damage" else take_imbalance
-                outcome = take(current, amount, **{key: threshold, test_key: test})
-                after = outcome.after
-                if outcome.test_due:
-                    summary += " · " + (_("prueba superada") if outcome.test_passed else _("prueba fallada"))
-            elif action in ("shock", "stress"):
-                after = current.shock()
-            elif action == "stabilise":
-                after = current.stabilise(amount)
-            elif action == "heal":
-                after = current.heal(amount)
-            else:
-                state = locked.health_state if meter == HEALTH else locked.mental_state
-                rule = recovery_rule(state, rested=rested)
-                test = None
-                if rule is not None and not (rested and state in ("sano", "cuerdo")):
-                    purpose = (
-                        _("Curación semanal de %(name)s (Aguante)")
-                        if meter == HEALTH
-                        else _("Recuperación mental mensual de %(name)s (Entereza)")
-                    ) % {"name": locked.name}
-                    roll, check = _roll(
-                        campaign=locked.campaign,
-                        user=actor,
-                        purpose=purpose,
-                        modifier=threshold,
-                        difficulty=rule.difficulty,
-                        breakdown=[(_("Aguante") if meter == HEALTH else _("Entereza"), threshold)],
-                        character=locked,
-                        post=post,
-                        scene=scene or (post.scene if post is not None else None),
-                    )
-                    test = check
-                result = recover(current, state, test, rested=rested, options=options)
-                after = result.after
-                summary = (
-                    _("recupera %(n)s") % {"n": result.recovered}
-                    if not result.lost
-                    else _("pierde %(n)s") % {"n": result.lost}
-                )
-        except ValueError as exc:
-            raise ValidationError(str(exc)) from exc
-        prefix = "health" if meter == HEALTH else "mental"
-        setattr(locked, f"{prefix}_slashes", after.slashes)
-        setattr(locked, f"{prefix}_crosses", after.crosses)
-        locked.save(update_fields=[f"{prefix}_slashes", f"{prefix}_crosses", "updated_at"])
-        event = _log(
-            locked,
-            locked.campaign,
-            actor,
-            _EVENT_KIND[action],
-            summary,
-            reason=reason,
-            post=post,
-            roll=roll,
-            before=before,
-            after=_meter_snapshot(locked, meter),
-        )
-    return MeterChange(locked, event, roll, check)
+    common = {"character": character, "actor": actor, "meter": meter, "reason": reason, "post": post}
+    if action == kind.loss:
+        return meter_mark(**common, amount=amount, scene=scene)
+    if action == kind.shock:
+        return meter_shock(**common)
+    if action == SheetEvent.Kind.STABILISE:
+        return meter_stabilise(**common, amount=amount)
+    if action == SheetEvent.Kind.HEAL:
+        return meter_heal(**common, amount=amount)
+    return meter_recovery_roll(**common, rested=rested, scene=scene)
 
 
 # --- drama points and aspects --------------------------------------------------------
@@ -431,7 +598,7 @@ def drama_move(*, campaign, transfers, actor, reason: str, post=None, roll=None)
     """Apply drama point transfers between characters (``drama_account``) and
     the GM's pool (``rules.hitos_drama.GM_POOL``, stored on the campaign) in one
     transaction, locking every row involved: the campaign first, then the
-    characters by id (the lock order of ``rolls.table``). Nobody goes below
+    characters by id (the lock order of ``systems.hitos.checks.services``). Nobody goes below
     zero: a ``ValidationError`` naming who is short, and nothing changes.
     Each balance that changes leaves a ``SheetEvent``. Returns the new balances."""
     from campaigns.models import Campaign
@@ -667,7 +834,9 @@ def campaign_new_scene(*, campaign, actor, reason: str = "") -> int:
 
 
 def sheet_export(character: Character, *, include_gm_notes: bool) -> dict[str, Any]:
-    """The sheet as JSON-ready data; ``sheet_data_from_export`` reads it back."""
+    """The sheet as JSON-ready data: everything it holds but its owner, its
+    review and its history. ``sheets.forms.ImportForm`` and
+    ``import_form_data`` read it back; ``sheet_create`` restores it."""
     aspects = [a for a in character.aspects.all() if a.ended_at is None]
     data = {
         "format": EXPORT_FORMAT,
@@ -692,13 +861,26 @@ def sheet_export(character: Character, *, include_gm_notes: bool) -> dict[str, A
         "damage_code": character.damage_code,
         "secuelas": character.secuelas,
         "temporary_aspects": [
-            {"phrase": a.phrase, "duration": a.duration, "origin": a.origin}
+            {"phrase": a.phrase, "duration": a.duration, "origin": a.origin, "exhausted_until": a.exhausted_until}
             for a in aspects
             if a.kind == Aspect.Kind.TEMPORARY
         ],
+        "exhausted_aspects": [
+            {
+                "kind": a.kind,
+                "characteristic": a.characteristic,
+                "phrase": a.phrase,
+                "exhausted_until": a.exhausted_until,
+            }
+            for a in aspects
+            if a.exhausted and a.kind != Aspect.Kind.TEMPORARY
+        ],
         "meters": {
-            "resistencia": {"slashes": character.health_slashes, "crosses": character.health_crosses},
-            "estabilidad": {"slashes": character.mental_slashes, "crosses": character.mental_crosses},
+            kind.key: {
+                "slashes": getattr(character, kind.slashes_field),
+                "crosses": getattr(character, kind.crosses_field),
+            }
+            for kind in METERS.values()
         },
         "public_description": character.public_description,
         "private_notes": character.private_notes,

@@ -53,6 +53,7 @@ from sheets.forms import (
     skills_initial,
     weapons_initial,
 )
+from sheets.meters import METERS
 from sheets.models import CHARACTERISTIC_FIELDS, Aspect, CampaignSheetOptions, Character, SheetEvent, campaign_options
 
 HISTORY_PAGE_SIZE = 50
@@ -565,6 +566,61 @@ def sheet_export(request: HtmxHttpRequest, slug: str, character_id: int) -> Http
     return response
 
 
+def _import_forms(data: dict, *, npc: bool, is_gm: bool):
+    """The sheet in the file as the POST of the sheet (or NPC) form and its
+    formsets, so it is validated exactly like a typed one."""
+    post = import_form_data(data)
+    sheet_form = NpcForm(post) if npc else SheetForm(post, is_gm=is_gm, creating=True)
+    return sheet_form, SkillFormSet(post, prefix="skills"), WeaponFormSet(post, prefix="weapons")
+
+
+def _import_problems(sheet_form, skills, weapons) -> str:
+    problems = [
+        f"{sheet_form.fields[name].label if name in sheet_form.fields else name}: {' '.join(errs)}"
+        for name, errs in sheet_form.errors.items()
+    ]
+    for fs in (skills, weapons):
+        for i, errs in enumerate(fs.errors):
+            problems += [f"{fs.prefix} {i + 1}, {name}: {' '.join(e)}" for name, e in errs.items()]
+    return _("La ficha del archivo no es válida: %(problems)s") % {"problems": "; ".join(problems)}
+
+
+def _import_mark_notes(play: services.PlayState, character: Character) -> list[str]:
+    notes = []
+    for kind in METERS.values():
+        if character.is_npc and kind.key == services.MENTAL:
+            continue  # NPC stat blocks have no sanity meter.
+        wanted = play.marks.get(kind.key)
+        if wanted is None:
+            notes.append(_("El archivo no trae las marcas de %(meter)s: empieza sin marcas.") % {"meter": kind.label})
+        elif wanted != tuple(getattr(character, name) for name in kind.fields):
+            notes.append(
+                _("Las marcas de %(meter)s que no caben en sus %(n)s casillas se han descartado.")
+                % {"meter": kind.label, "n": kind.meter(character).capacity}
+            )
+    return notes
+
+
+def _import_message(data: dict, play: services.PlayState, character: Character, *, is_gm: bool) -> str:
+    """The import's success message, saying plainly what the new sheet did
+    not take from the file."""
+    notes = [_("PNJ importado.") if character.is_npc else _("Ficha importada como borrador.")]
+    notes += _import_mark_notes(play, character)
+    if play.temporary is None:
+        notes.append(_("El archivo no trae los aspectos temporales: la ficha empieza sin ninguno."))
+    if play.exhausted is None:
+        notes.append(_("El archivo no dice qué aspectos estaban agotados: ninguno empieza agotado."))
+    points = data.get("drama_points")
+    if not character.is_npc and type(points) is int and points != character.drama_points:
+        notes.append(
+            _("Los puntos dramáticos empiezan en %(n)s, su Drama (H26); el archivo tenía %(old)s.")
+            % {"n": character.drama_points, "old": points}
+        )
+    if not is_gm and isinstance(data.get("gm_notes"), str) and data["gm_notes"].strip():
+        notes.append(_("Las notas de la dirección del archivo no se importan: solo la dirección puede importarlas."))
+    return " ".join(notes)
+
+
 @login_required
 @require_http_methods(["GET", "POST"])
 def sheet_import(request: HtmxHttpRequest, slug: str) -> HttpResponse:
@@ -572,35 +628,29 @@ def sheet_import(request: HtmxHttpRequest, slug: str) -> HttpResponse:
     form = ImportForm(request.POST or None, request.FILES or None)
     context = {"campaign": campaign, "form": form}
     if request.method == "POST" and form.is_valid():
-        data = form.cleaned_data["file"]
+        data, play = form.cleaned_data["file"], form.cleaned_data["play"]
         npc = data.get("kind") == Character.Kind.NPC
         if npc and not access.is_gm:
             form.add_error("file", _("Solo la dirección puede importar PNJ."))
             return render(request, "sheets/sheet_import.html", context)
-        post = import_form_data(data)
-        sheet_form = NpcForm(post) if npc else SheetForm(post, is_gm=access.is_gm, creating=True)
-        skills = SkillFormSet(post, prefix="skills")
-        weapons = WeaponFormSet(post, prefix="weapons")
-        if sheet_form.is_valid() and skills.is_valid() and weapons.is_valid():
-            sheet_data = (
-                sheet_form.sheet_data(skills.rows()) if npc else sheet_form.sheet_data(skills.rows(), weapons.rows())
-            )
+        sheet_form, skills, weapons = _import_forms(data, npc=npc, is_gm=access.is_gm)
+        if not (sheet_form.is_valid() and skills.is_valid() and weapons.is_valid()):
+            form.add_error("file", _import_problems(sheet_form, skills, weapons))
+            return render(request, "sheets/sheet_import.html", context)
+        rows = (skills.rows(),) if npc else (skills.rows(), weapons.rows())
+        try:
             character = services.sheet_create(
                 campaign=campaign,
                 owner=request.user,
                 actor=request.user,
-                data=sheet_data,
+                data=sheet_form.sheet_data(*rows),
                 imported=True,
                 kind=Character.Kind.NPC if npc else Character.Kind.PC,
+                play=play,
             )
-            messages.success(request, _("Ficha importada como borrador."))
+        except ValidationError as exc:
+            form.add_error("file", exc.messages)
+        else:
+            messages.success(request, _import_message(data, play, character, is_gm=access.is_gm))
             return redirect(character)
-        problems = [
-            f"{sheet_form.fields[name].label if name in sheet_form.fields else name}: {' '.join(errs)}"
-            for name, errs in sheet_form.errors.items()
-        ]
-        for fs in (skills, weapons):
-            for i, errs in enumerate(fs.errors):
-                problems += [f"{fs.prefix} {i + 1}, {name}: {' '.join(e)}" for name, e in errs.items()]
-        form.add_error("file", _("La ficha del archivo no es válida: %(problems)s") % {"problems": "; ".join(problems)})
     return render(request, "sheets/sheet_import.html", context)

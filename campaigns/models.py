@@ -9,6 +9,7 @@ are archived.
 import secrets
 from datetime import timedelta
 
+from django.apps import apps
 from django.conf import settings
 from django.db import models
 from django.db.models import Exists, F, OuterRef, Q, Subquery
@@ -18,10 +19,21 @@ from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
 
-class System(models.TextChoices):
-    HITOS = "hitos", _("HITOS")
-    VAESEN = "vaesen", _("Estilo Vaesen (reserva de d6)")
-    AVENTURAS = "aventuras", _("Hora de Aventuras")
+def system_choices() -> list[tuple[str, str]]:
+    """The installed game systems, for ``Campaign.system``: every app that
+    declares a ``system_key`` (and ``system_label``) on its AppConfig, in the
+    order of ``INSTALLED_APPS``. The forum only stores the key; the table
+    finds the system behind it (``table.systems``). Evaluated when asked, so
+    installing a system writes no migration."""
+    return [
+        (config.system_key, config.system_label)
+        for config in apps.get_app_configs()
+        if getattr(config, "system_key", "")
+    ]
+
+
+# The system a campaign plays when nobody chose one.
+DEFAULT_SYSTEM = "hitos"
 
 
 class Visibility(models.TextChoices):
@@ -67,7 +79,7 @@ class CampaignQuerySet(models.QuerySet):
 class Campaign(models.Model):
     title = models.CharField(_("título"), max_length=120)
     slug = models.SlugField(_("dirección web"), max_length=80, unique=True)
-    system = models.CharField(_("sistema"), max_length=16, choices=System.choices, default=System.HITOS)
+    system = models.CharField(_("sistema"), max_length=16, choices=system_choices, default=DEFAULT_SYSTEM)
     description = models.TextField(_("descripción"), blank=True, max_length=20000)
     description_html = models.TextField(blank=True, editable=False)
     visibility = models.CharField(

@@ -243,7 +243,11 @@ def scene_create(
     participants=(),
     aspects: Iterable[str] = (),
     position: int | None = None,
+    actor=None,
 ) -> Scene:
+    """A new scene, told to the apps above the forum (``signals.scene_created``:
+    the game ends what lasted a scene), by ``actor`` (the campaign's GM when
+    not given)."""
     if position is None:
         last = campaign.scenes.order_by("-position").values_list("position", flat=True).first()
         position = (last or 0) + 1
@@ -259,6 +263,7 @@ def scene_create(
     scene.save()
     scene.participants.set(participants)
     _set_aspects(scene, aspects)
+    signals.scene_created.send(sender=Scene, scene=scene, actor=actor or campaign.gm)
     return scene
 
 

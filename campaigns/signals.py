@@ -7,3 +7,8 @@ from django.dispatch import Signal
 # that write (the roll log opens its first epoch) commit or fail with it.
 # Sent with ``campaign``.
 campaign_created = Signal()
+
+# A scene was just created in a campaign (not the off-game scene a campaign
+# starts with), inside the creating transaction. Sent with ``scene`` and
+# ``actor`` (who created it).
+scene_created = Signal()

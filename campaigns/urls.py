@@ -12,7 +12,6 @@ urlpatterns = [
     path("partidas/nueva/", views.campaign_create, name="campaign-create"),
     path("partidas/<slug:slug>/", views.campaign_detail, name="campaign-detail"),
     path("partidas/<slug:slug>/editar/", views.campaign_edit, name="campaign-edit"),
-    path("partidas/<slug:slug>/opciones/", views.campaign_options, name="campaign-options"),
     path("partidas/<slug:slug>/solicitar/", views.application_create, name="application-create"),
     path("partidas/<slug:slug>/solicitudes/<int:application_id>/", views.application_decide, name="application-decide"),
     path("partidas/<slug:slug>/invitaciones/", views.invitation_create, name="invitation-create"),

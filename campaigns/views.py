@@ -21,7 +21,6 @@ from django.utils import timezone
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
-from django_htmx.http import HttpResponseClientRedirect
 
 from accounts.limits import refusal_message
 from campaigns import extensions, notify, services
@@ -29,7 +28,6 @@ from campaigns import permissions as perms
 from campaigns.forms import (
     ApplicationForm,
     CampaignForm,
-    CampaignOptionsForm,
     DecisionForm,
     InvitationForm,
     OptionalReasonForm,
@@ -53,7 +51,7 @@ from campaigns.models import (
 )
 from campaigns.permissions import Access, campaign_access
 from campaigns.threads import POSTS_PER_PAGE, members_of
-from hitos_site.htmx import HtmxHttpRequest, page_or_fragment
+from hitos_site.htmx import HtmxHttpRequest, page_or_fragment, redirect_after
 
 HOME_PAGE_SIZE = 20
 SEARCH_LIMIT = 50
@@ -200,23 +198,6 @@ def campaign_edit(request: HtmxHttpRequest, slug: str) -> HttpResponse:
         messages.success(request, _("Partida guardada."))
         return redirect(campaign)
     return render(request, "campaigns/campaign_form.html", {"form": form, "campaign": campaign, "creating": False})
-
-
-@login_required
-@require_http_methods(["GET", "POST"])
-def campaign_options(request: HtmxHttpRequest, slug: str) -> HttpResponse:
-    campaign, access = _campaign_for(request, slug, manage=True)
-    form = CampaignOptionsForm(request.POST if request.method == "POST" else None, campaign=campaign)
-    if request.method == "POST" and form.is_valid():
-        services.campaign_update(
-            campaign=campaign,
-            rules_options=form.rules_options(),
-            players_mark_own_meters=form.cleaned_data["players_mark_own_meters"],
-            activation_deadline_hours=form.cleaned_data["activation_deadline_hours"],
-        )
-        messages.success(request, _("Opciones guardadas."))
-        return redirect("campaigns:campaign-options", slug=campaign.slug)
-    return render(request, "campaigns/campaign_options.html", {"form": form, "campaign": campaign})
 
 
 # --- membership ------------------------------------------------------------
@@ -476,6 +457,7 @@ def scene_create(request: HtmxHttpRequest, slug: str) -> HttpResponse:
             everyone=data["everyone"],
             participants=data["participants"],
             aspects=data["aspects"],
+            actor=request.user,
         )
         messages.success(request, _("Escena creada."))
         return redirect(scene)
@@ -575,9 +557,7 @@ def post_hide(request: HtmxHttpRequest, post_id: int) -> HttpResponse:
         else:
             services.post_hide(post=post, actor=request.user, reason=form.cleaned_data["reason"])
             messages.success(request, _("Mensaje ocultado."))
-    if request.htmx:
-        return HttpResponseClientRedirect(post.get_absolute_url())
-    return redirect(post.get_absolute_url())
+    return redirect_after(request, post.get_absolute_url())
 
 
 @login_required

@@ -10,7 +10,7 @@ from django.db import transaction
 
 from accounts.models import User
 from campaigns import services
-from campaigns.models import Campaign, CampaignStatus, Membership, Post, Role, System, Visibility
+from campaigns.models import Campaign, CampaignStatus, Membership, Post, Role, Visibility
 from campaigns.permissions import campaign_access
 from demo.sheets import sheets_demo_load
 from demo.table import rolls_demo_load, table_demo_load
@@ -118,7 +118,7 @@ def demo_load() -> tuple[list[tuple[DemoUser, bool]], Campaign]:
         campaign = services.campaign_create(
             gm=gm,
             title="La mansión de las sombras",
-            system=System.HITOS,
+            system="hitos",
             visibility=Visibility.PUBLIC,
             status=CampaignStatus.PLAYING,
             description="Una partida de **HITOS** en el Madrid de los años veinte. Terror, misterio y una casa que no quiere visitas.",

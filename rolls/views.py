@@ -20,10 +20,10 @@ from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth import get_user_model
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import ValidationError
+from django.core.exceptions import PermissionDenied, ValidationError
 from django.core.paginator import Paginator
-from django.db.models import Exists, F, OuterRef, Q, Subquery
-from django.http import FileResponse, HttpRequest, HttpResponse, HttpResponseBadRequest
+from django.db.models import Exists, F, OuterRef, Subquery
+from django.http import FileResponse, Http404, HttpRequest, HttpResponse, HttpResponseBadRequest
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils.translation import gettext as _
@@ -31,16 +31,13 @@ from django.views.decorators.clickjacking import xframe_options_exempt
 from django.views.decorators.http import require_http_methods, require_safe
 
 from campaigns import permissions as perms
-from campaigns.models import Post
-from campaigns.permissions import campaign_access
+from campaigns.models import Campaign, Post
+from campaigns.permissions import Access, campaign_access
 from hitos_site.htmx import HtmxHttpRequest, page_or_fragment
-from rolls import rollog, services, verify_roll
+from rolls import presenters, rollog, services, verify_roll
 from rolls.forms import FreeRollForm
-from rolls.models import CampaignLog, RollEntry, TableRoll
+from rolls.models import CampaignLog, RollEntry
 from rolls.permissions import can_read_roll, readable_ids, readable_rolls
-from sheets.models import Character
-from table.access import campaign_for
-from table.cards import activations_prefetch, card_context
 
 EXPORT_PAGE_SIZE = 1000
 ROLL_LOG_PAGE_SIZE = 50
@@ -54,6 +51,17 @@ _JSON_HTML_ESCAPES = {ord("<"): "\\u003c", ord(">"): "\\u003e", ord("&"): "\\u00
 def _json(document: dict, *, status: int = 200) -> HttpResponse:
     text = json.dumps(document, ensure_ascii=False, indent=1).translate(_JSON_HTML_ESCAPES)
     return HttpResponse(text, status=status, content_type="application/json; charset=utf-8")
+
+
+def campaign_for(request: HttpRequest, slug: str, *, need=None, denied: str | None = None) -> tuple[Campaign, Access]:
+    """The campaign if the user may see it (404), and ``need`` allows (403)."""
+    campaign = get_object_or_404(Campaign.objects.select_related("gm"), slug=slug)
+    access = campaign_access(request.user, campaign)
+    if not perms.can_view_campaign(access):
+        raise Http404
+    if need is not None and not need(access):
+        raise PermissionDenied(denied)
+    return campaign, access
 
 
 def _entry_for(permalink: str) -> RollEntry:
@@ -189,24 +197,7 @@ def roll_permalink(request: HttpRequest, permalink: str) -> HttpResponse:
         ]
     versions = _chain(entry)
     post_readable = _post_readable(request, entry.post)
-    # The card's actions act on a roll's latest version: only there is the table roll given.
-    table_roll = (
-        TableRoll.objects.filter(first=versions[0], latest=entry)
-        .select_related("character", "owner")
-        .prefetch_related(activations_prefetch())
-        .first()
-    )
-    if table_roll is not None:
-        table_roll.campaign = entry.campaign
-    card = card_context(
-        entry,
-        table_roll=table_roll,
-        user=request.user,
-        is_gm=access.is_gm,
-        is_player=access.is_player,
-        access=access,
-        versions=[v for v in versions if v.seq <= entry.seq],
-    )
+    card = presenters.permalink_card(entry, access=access, versions=[v for v in versions if v.seq <= entry.seq])
     link = request.build_absolute_uri(entry.get_absolute_url())
     badge = request.build_absolute_uri(reverse("rolls:roll-badge", args=[entry.permalink]))
     context = {
@@ -380,20 +371,6 @@ def _id_filter(request: HttpRequest, name: str) -> int | None:
     return int(raw)
 
 
-def _hidden_difficulties(entries) -> dict[int, int]:
-    """For the GM: the real difficulty of the page's hidden-difficulty rolls
-    (first and latest versions), from their table rolls, in one query."""
-    ids = [e.pk for e in entries if (e.entry.get("game") or {}).get("difficulty") == "hidden"]
-    if not ids:
-        return {}
-    known: dict[int, int] = {}
-    for first, latest, difficulty in TableRoll.objects.filter(
-        Q(first_id__in=ids) | Q(latest_id__in=ids), difficulty__isnull=False
-    ).values_list("first_id", "latest_id", "difficulty"):
-        known[first] = known[latest] = difficulty
-    return known
-
-
 @require_safe
 def roll_log(request: HtmxHttpRequest, slug: str) -> HttpResponse:
     """Every roll and re-roll of the campaign, newest first, superseded versions
@@ -430,18 +407,19 @@ def roll_log(request: HtmxHttpRequest, slug: str) -> HttpResponse:
         .order_by("-seq")
     )
     page_obj = Paginator(rolls, ROLL_LOG_PAGE_SIZE).get_page(request.GET.get("pagina"))
-    hidden = _hidden_difficulties(page_obj.object_list) if access.is_gm else {}
+    # The log has its own columns for the purpose and the versions: compact cards.
+    cards = presenters.log_cards(list(page_obj.object_list), access=access)
     for entry in page_obj.object_list:
-        # The log has its own columns for the purpose and the versions.
-        entry.card = card_context(
-            entry, user=request.user, is_gm=access.is_gm, compact=True, known_difficulty=hidden.get(entry.pk)
-        )
+        entry.card = cards[entry.pk]
     context = {
         "campaign": campaign,
         "page_obj": page_obj,
         "chosen": chosen,
         "scenes": scenes.filter(roll_entries__in=visible).distinct().order_by("title", "pk"),
-        "characters": Character.objects.filter(roll_entries__in=visible).distinct().order_by("name", "pk"),
+        # The characters of the readable rolls (the log names its character model by its field).
+        "characters": RollEntry.character.field.related_model.objects.filter(roll_entries__in=visible)
+        .distinct()
+        .order_by("name", "pk"),
         "players": get_user_model().objects.filter(roll_entries__in=visible).distinct().order_by("display_name", "pk"),
     }
     return page_or_fragment(request, "rolls/roll_log.html", "roll-rows", context)

@@ -1,4 +1,4 @@
-"""HITOS drama point economy (H13, H22–H27, K6) and Degeneración (H59, H90–H94).
+"""HITOS drama point economy (H13, H22–H27, K6, K15, K17) and Degeneración (H59, H90–H94).
 
 Drama points move as ``Transfer``s between parties: character ids, the GM's
 pool (``GM_POOL``) and the ``BANK`` (where spent points go and gained points
@@ -51,6 +51,7 @@ class DramaEffect:
     transfers: tuple[Transfer, ...] = ()
     exhausts_aspect: bool = False
     degeneracion: int = 0  # H92 — points of Degeneración the activator gains
+    restores_aspect: bool = False  # K17 — a refused element gives back the aspect exhausted for it
 
 
 def _account(side: Side, options: HitosOptions) -> str:
@@ -79,6 +80,13 @@ def _npc_payout(activator: Side, affected: Side | None, options: HitosOptions) -
     return ()
 
 
+def _check_exhaustable(activator: Side, own_aspect: bool) -> None:
+    # H27 — a player exhausts only their own character's aspects; NPCs and the
+    # GM's pool exhaust nothing (they pay from the pool, H24).
+    if not own_aspect or activator.npc or activator.id == GM_POOL:
+        raise ValueError("Un jugador solo puede agotar los aspectos de su propio personaje.")
+
+
 def positive_activation(
     activator: Side,
     *,
@@ -94,8 +102,8 @@ def positive_activation(
     none of the player's. H92 — with an arcane skill the player may take +1
     Degeneración instead of the point; if the GM forces it, the player also gains
     a point."""
-    if exhaust and (not own_aspect or activator.npc):
-        raise ValueError("Un jugador solo puede agotar los aspectos de su propio personaje.")
+    if exhaust:
+        _check_exhaustable(activator, own_aspect)
     if gm_forces_degeneracion and not arcane:
         raise ValueError("Solo se puede forzar Degeneración en una acción con habilidad arcana.")
     if exhaust:
@@ -142,22 +150,51 @@ def negative_cancelled(activator: Side, target: Side, options: HitosOptions = DE
     return DramaEffect(tuple(transfers))
 
 
-def narrative_activation(activator: Side, options: HitosOptions = DEFAULT_OPTIONS) -> DramaEffect:
-    """H23 — introducing a narrative element costs 1 point."""
+def narrative_activation(
+    activator: Side,
+    options: HitosOptions = DEFAULT_OPTIONS,
+    *,
+    exhaust: bool = False,
+    own_aspect: bool = True,
+) -> DramaEffect:
+    """H23 — introducing a narrative element costs 1 point. K17 — a player
+    may instead exhaust their own character's aspect (the one activated), as
+    with any activation of their own aspect (H13); H27 — never another
+    character's, and NPCs or the GM's pool exhaust nothing."""
+    if exhaust:
+        _check_exhaustable(activator, own_aspect)
+        return DramaEffect(exhausts_aspect=True)
     return DramaEffect(_spend(activator, "introduce un elemento narrativo", options))
 
 
-def narrative_accepted(affected: Side, options: HitosOptions = DEFAULT_OPTIONS) -> DramaEffect:
-    """H23 — a harmed character gains the point the activator spent."""
+def narrative_accepted(
+    affected: Side, options: HitosOptions = DEFAULT_OPTIONS, *, exhausted: bool = False
+) -> DramaEffect:
+    """H23 — a harmed character gains the point the activator spent.
+
+    K17 — when the element was paid by exhausting an aspect no point was
+    spent, so there is none to gain: accepting moves nothing (net: activator
+    the exhausted aspect, affected 0)."""
+    if exhausted:
+        return DramaEffect()
     return DramaEffect(_gain(affected, "acepta el elemento narrativo", options))
 
 
-def narrative_refused(activator: Side, affected: Side, options: HitosOptions = DEFAULT_OPTIONS) -> DramaEffect:
+def narrative_refused(
+    activator: Side, affected: Side, options: HitosOptions = DEFAULT_OPTIONS, *, exhausted: bool = False
+) -> DramaEffect:
     """H23, K15 (literal reading) — the point the activator spent would go to
     the affected character, who refuses by paying it back: the activator
     recovers the point and nothing else moves (net 0 for both). It is not
     settled like a cancelled negative activation: H22's extra point is H22's
-    alone."""
+    alone.
+
+    K17 — when the element was paid by exhausting an aspect, the same net 0:
+    the refusal costs the affected nothing, no point moves, and the activator
+    gets the exhausted aspect back (``restores_aspect``); the element does not
+    happen."""
+    if exhausted:
+        return DramaEffect(restores_aspect=True)
     return DramaEffect(_gain(activator, "recupera su punto: el elemento narrativo se rechaza", options))
 
 

@@ -9,10 +9,7 @@ from django.utils.translation import gettext as _
 
 from campaigns.extensions import Additions
 from campaigns.permissions import Access
-from sheets.models import Character
-
-# The game systems whose sheets this app holds (until each system brings its own).
-SHEET_SYSTEMS = ("hitos",)
+from sheets.models import SHEET_SYSTEMS, Character
 
 
 def _has_sheets(access: Access) -> bool:

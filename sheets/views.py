@@ -25,7 +25,7 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from accounts.limits import refusal_message
-from campaigns.models import Campaign, SceneAspect, System
+from campaigns.models import Campaign, SceneAspect
 from campaigns.models import Scene as CampaignScene
 from campaigns.permissions import Access, campaign_access, can_view_campaign, visible_scenes
 from hitos_site.htmx import HtmxHttpRequest, page_or_fragment, wants_fragment
@@ -54,7 +54,15 @@ from sheets.forms import (
     weapons_initial,
 )
 from sheets.meters import METERS
-from sheets.models import CHARACTERISTIC_FIELDS, Aspect, CampaignSheetOptions, Character, SheetEvent, campaign_options
+from sheets.models import (
+    CHARACTERISTIC_FIELDS,
+    SHEET_SYSTEMS,
+    Aspect,
+    CampaignSheetOptions,
+    Character,
+    SheetEvent,
+    campaign_options,
+)
 
 HISTORY_PAGE_SIZE = 50
 NPC_HIDDEN_SCORES = ("entereza", "estabilidad")
@@ -67,7 +75,9 @@ def _campaign_for(
     request: HttpRequest, slug: str, *, need: Callable[[Access], bool] | None = None
 ) -> tuple[Campaign, Access, CampaignSheetOptions]:
     """A HITOS campaign the user may read (404 otherwise); 403 without ``need``."""
-    campaign = get_object_or_404(Campaign.objects.select_related("gm", "sheet_options"), slug=slug, system=System.HITOS)
+    campaign = get_object_or_404(
+        Campaign.objects.select_related("gm", "sheet_options"), slug=slug, system__in=SHEET_SYSTEMS
+    )
     access = campaign_access(request.user, campaign)
     if not can_view_campaign(access):
         raise Http404

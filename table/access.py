@@ -13,13 +13,10 @@ from collections.abc import Callable
 from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest
 from django.shortcuts import get_object_or_404
-from django.utils.translation import gettext as _
 
 from campaigns import permissions as perms
 from campaigns.models import Campaign, Scene
 from campaigns.permissions import Access, campaign_access
-from rolls.models import Activation
-from table.cards import activations_prefetch
 from table.models import TableRoll
 
 Need = Callable[[Access], bool]
@@ -65,7 +62,7 @@ def scene_for(
     return scene, access
 
 
-def _may_read(access: Access, table_roll: TableRoll) -> bool:
+def may_read_table_roll(access: Access, table_roll: TableRoll) -> bool:
     """Whether the roll is in sight: a post the user may read, or a scene they see."""
     if not perms.can_view_campaign(access):
         return False
@@ -73,37 +70,3 @@ def _may_read(access: Access, table_roll: TableRoll) -> bool:
         table_roll.post.scene.campaign = table_roll.campaign
         return perms.can_read_post(access, table_roll.post)
     return not table_roll.scene_id or perms.visible_scenes(access).filter(pk=table_roll.scene_id).exists()
-
-
-def table_roll_for(request: HttpRequest, table_roll_id: int) -> tuple[TableRoll, Access]:
-    """The roll if the user may read it (404 otherwise) and plays at the
-    table (403 else), with the activations its card reads."""
-    table_roll = get_object_or_404(
-        TableRoll.objects.select_related(
-            "campaign__gm", "scene", "post__scene", "first", "latest", "character", "owner"
-        ).prefetch_related(activations_prefetch()),
-        pk=table_roll_id,
-    )
-    access = campaign_access(request.user, table_roll.campaign)
-    if not _may_read(access, table_roll):
-        raise Http404
-    _require(access, perms.can_play, _("Solo los jugadores y la dirección pueden activar aspectos."))
-    return table_roll, access
-
-
-def activation_for(request: HttpRequest, activation_id: int) -> tuple[Activation, Access]:
-    """The activation, through its roll (``table_roll_for``) or, for a
-    narrative one, its campaign: 404 out of sight, 403 for non-players."""
-    activation = get_object_or_404(
-        Activation.objects.select_related("campaign__gm", "table_roll", "target_character", "activator_character"),
-        pk=activation_id,
-    )
-    if activation.table_roll_id:
-        table_roll, access = table_roll_for(request, activation.table_roll_id)
-        activation.table_roll = table_roll
-        return activation, access
-    access = campaign_access(request.user, activation.campaign)
-    if not perms.can_view_campaign(access):
-        raise Http404
-    _require(access, perms.can_play, _("Solo los jugadores y la dirección pueden activar aspectos."))
-    return activation, access

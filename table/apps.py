@@ -5,3 +5,11 @@ from django.utils.translation import gettext_lazy as _
 class TableConfig(AppConfig):
     name = "table"
     verbose_name = _("Mesa de juego")
+
+    def ready(self) -> None:
+        from campaigns import signals
+        from rolls import presenters
+        from table import cards, checks, events  # noqa: F401 (checks registers itself)
+
+        signals.scene_created.connect(events.scene_created, dispatch_uid="table.scene_started")
+        presenters.register(cards.permalink_card, cards.log_cards)

@@ -8,7 +8,6 @@ from django.utils.translation import gettext_lazy as _
 
 from campaigns.forms import PostForm
 from rolls.forms import client_seed_field
-from systems.hitos.checks.forms import PostRollForm
 
 # Roll rows offered with a post ("añadir tirada"); unused rows are ignored.
 ROLL_ROWS = 3
@@ -20,7 +19,7 @@ class TablePostForm(PostForm):
     answers = forms.IntegerField(label=_("Petición de la dirección"), required=False, widget=forms.HiddenInput)
     answer_seed = client_seed_field(marked=True)
 
-    def __init__(self, *args, npcs=(), requests=(), **kwargs):
+    def __init__(self, *args, system=None, npcs=(), requests=(), **kwargs):
         super().__init__(*args, **kwargs)
         self.requests = {r.pk: r for r in requests}
         if self.requests:
@@ -33,17 +32,21 @@ class TablePostForm(PostForm):
             )
             self.initial.setdefault("answers", requests[0].pk)
         self.npcs = {str(c.pk): c for c in npcs}
-        skill_groups = [
-            (c.name, [(s.name, f"{s.name} ({s.value})") for s in c.skills.all()])
-            for c in [*self.characters.values(), *self.npcs.values()]
-        ]
         data = args[0] if args else kwargs.get("data")
-        self.roll_forms = [
-            PostRollForm(
-                data, prefix=f"tirada-{i}", skill_groups=skill_groups, npcs=self.npcs if self.can_npc else None
-            )
-            for i in range(ROLL_ROWS)
-        ]
+        # The campaign's game makes the rows (none when its system is not installed).
+        self.roll_forms = (
+            [
+                system.roll_row(
+                    data,
+                    prefix=f"tirada-{i}",
+                    characters=list(self.characters.values()),
+                    npcs=self.npcs if self.can_npc else None,
+                )
+                for i in range(ROLL_ROWS)
+            ]
+            if system is not None
+            else []
+        )
 
     def clean(self):
         cleaned = super().clean()
@@ -62,5 +65,5 @@ class TablePostForm(PostForm):
         rows_valid = [row.is_valid() for row in self.roll_forms]
         return super().is_valid() and all(rows_valid)
 
-    def used_rolls(self) -> list[PostRollForm]:
+    def used_rolls(self) -> list[forms.Form]:
         return [row for row in self.roll_forms if row.is_valid() and row.cleaned_data.get("used")]

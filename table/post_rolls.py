@@ -1,19 +1,18 @@
-"""Rolls made with a post: planned from the post form, rolled when the post is
-published (never before: the chance preview only asks ``rules/``)."""
+"""Rolls made with a post: planned from the post form by the campaign's game
+system, rolled when the post is published (never before: the chance preview
+only asks ``rules/``)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
+from typing import Any
 
-from django.utils.translation import gettext as _
+from django.core.exceptions import ImproperlyConfigured
 
-from campaigns.models import Campaign
-from rolls.models import RollRequest, TableRoll
-from sheets.models import Character
-from systems.hitos.checks.services import CheckSetup, chance, check_setup, table_check
-from table.roll_requests import services as roll_requests
+from table import systems
+from table.models import RollRequest, TableRoll
 
 # A percentage with one decimal, as the preview shows it.
 PERCENT = Fraction(100)
@@ -21,37 +20,24 @@ PERCENT = Fraction(100)
 
 @dataclass(frozen=True)
 class PlannedRoll:
-    """One roll to make with a post: what is rolled and against what."""
+    """One roll to make with a post: what the system will roll (``setup``,
+    its own) and against what."""
 
-    setup: CheckSetup
-    difficulty: int
+    setup: Any
+    difficulty: int | None
     purpose: str
-    character: Character | None = None
+    character: Any = None
     client_seed: str | None = None
     difficulty_hidden: bool = False
 
 
-def roll_plan(
-    *,
-    character: Character | None,
-    characteristic: str = "",
-    skill: str = "",
-    free_modifier: int | None = None,
-    extra: Sequence[tuple[str, int]] = (),
-    difficulty: int,
-    purpose: str = "",
-    client_seed: str | None = None,
-) -> PlannedRoll:
-    """A post form's roll row as a planned roll. Raises ``ValidationError``
-    (code ``characteristic`` or ``skill``) when the sheet does not have what
-    the row asks for."""
-    setup = check_setup(character, characteristic=characteristic, skill=skill, free_modifier=free_modifier, extra=extra)
-    return PlannedRoll(setup, difficulty, purpose, character, client_seed or None)
-
-
-def roll_chance(plan: PlannedRoll, campaign: Campaign) -> Fraction:
-    """The exact chance of success of a planned roll, from ``rules/``."""
-    return chance(plan.setup, plan.difficulty, campaign)
+def system_of(campaign) -> systems.GameSystem:
+    """The campaign's game system; a campaign whose system is not installed
+    has no rolls at the table (the post form offers no rows)."""
+    system = systems.for_campaign(campaign)
+    if system is None:
+        raise ImproperlyConfigured(f"the game system {campaign.system!r} is not installed")
+    return system
 
 
 def percent(probability: Fraction) -> float:
@@ -61,35 +47,13 @@ def percent(probability: Fraction) -> float:
 
 def request_plan(request: RollRequest, *, client_seed: str | None = None) -> PlannedRoll:
     """The one roll that answers a GM request: everything comes from the request."""
-    return PlannedRoll(
-        roll_requests.request_setup(request),
-        request.difficulty,
-        request.purpose,
-        request.character,
-        client_seed or None,
-        request.difficulty_hidden,
-    )
+    return system_of(request.campaign).request_plan(request, client_seed=client_seed)
 
 
 def post_rolls_create(*, post, user, planned: Sequence[PlannedRoll]) -> list[TableRoll]:
     """Roll the planned rolls of ``post`` through the log, in order, inside
     the caller's transaction (the post and its rolls commit together)."""
-    scene = post.scene
-    made = []
-    for position, plan in enumerate(planned):
-        made.append(
-            table_check(
-                campaign=scene.campaign,
-                user=user,
-                setup=plan.setup,
-                purpose=plan.purpose or _("Tirada"),
-                difficulty=plan.difficulty,
-                difficulty_hidden=plan.difficulty_hidden,
-                character=plan.character,
-                scene=scene,
-                post=post,
-                client_seed=plan.client_seed,
-                position=position,
-            )
-        )
-    return made
+    if not planned:
+        return []
+    system = system_of(post.scene.campaign)
+    return [system.roll(plan, post=post, user=user, position=position) for position, plan in enumerate(planned)]

@@ -14,12 +14,11 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.core.paginator import Paginator
-from django.http import HttpRequest, HttpResponse
-from django.shortcuts import redirect, render
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import render
 from django.utils.cache import patch_vary_headers
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_POST
-from django_htmx.http import HttpResponseClientRedirect
 
 from accounts.models import User
 from campaigns import permissions as perms
@@ -27,12 +26,11 @@ from campaigns import services as forum
 from campaigns.models import Post, Scene, SceneRead
 from campaigns.permissions import Access
 from campaigns.threads import POSTS_PER_PAGE, decorate_posts, members_of, scene_posts
-from hitos_site.htmx import HtmxHttpRequest, page_or_fragment, wants_fragment
+from hitos_site.htmx import HtmxHttpRequest, form_again, page_or_fragment, redirect_after, wants_fragment
 from sheets.models import Character
-from systems.hitos.secret import services as secret
-from table import post_rolls, services
+from table import post_rolls, services, systems
 from table.access import scene_for
-from table.cards import activations_prefetch, cards_for
+from table.cards import card_prefetches, cards_for
 from table.forms import ROLL_ROWS, TablePostForm
 from table.models import TableRoll
 from table.roll_requests import services as roll_requests
@@ -54,6 +52,7 @@ def _post_form(access: Access, scene: Scene, data=None, initial=None) -> TablePo
         initial = {**(initial or {}), "submission_key": secrets.token_urlsafe(24)}
     return TablePostForm(
         data,
+        system=systems.for_campaign(scene.campaign),
         initial=initial,
         characters=characters,
         can_npc=can_npc,
@@ -75,7 +74,7 @@ def _attach_roll_cards(posts: list[Post], access: Access, scene: Scene, *, has_c
     table_rolls = list(
         TableRoll.objects.filter(post__in=list(by_post))
         .select_related("character", "owner", "first__user", "latest__user")
-        .prefetch_related(activations_prefetch())
+        .prefetch_related(*card_prefetches(scene.campaign))
         .order_by("post_id", "position", "pk")
     )
     for table_roll in table_rolls:
@@ -119,10 +118,18 @@ def _scene_context(request: HttpRequest, access: Access, scene: Scene, *, page, 
         "can_manage": can_manage,
         "form": form,
         "roll_requests": roll_requests.scene_requests(scene=scene) if can_manage else [],
-        "secret_rolls": secret.scene_secret_cards(access, scene),
-        # The viewer's drama points (the form already loaded their characters).
-        "drama_characters": list(form.characters.values()) if form is not None else [],
+        # The game's part: its tools, its points, its secret rolls.
+        **_game_context(scene, access, form),
     }
+
+
+def _game_context(scene: Scene, access: Access, form: TablePostForm | None) -> dict:
+    system = systems.for_campaign(scene.campaign)
+    if system is None:
+        return {}
+    # The viewer's characters (the form already loaded them).
+    characters = list(form.characters.values()) if form is not None else []
+    return system.scene_context(scene, access, characters=characters)
 
 
 @require_GET
@@ -159,29 +166,22 @@ def scene_poll(request: HtmxHttpRequest, slug: str, scene_id: int) -> HttpRespon
     return render(request, "table/scene_detail.html#new-posts-bar", context)
 
 
-def _plan_rolls(form: TablePostForm, access: Access) -> list[post_rolls.PlannedRoll] | None:
-    """The used roll rows as planned rolls; None when a row asks the sheet for
-    something it does not have (the error is on that row)."""
+def _plan_rolls(form: TablePostForm, scene: Scene) -> list[post_rolls.PlannedRoll] | None:
+    """The used roll rows as planned rolls (by the campaign's game); None when
+    a row asks the sheet for something it does not have (the error is on that
+    row, on the field the error's code names)."""
+    rows = form.used_rolls()
+    if not rows:
+        return []
+    system = post_rolls.system_of(scene.campaign)
     data = form.cleaned_data
     speaking_as = data["character"] if data["voice"] == Post.Voice.CHARACTER else None
     plans, ok = [], True
-    for row in form.used_rolls():
-        fields = row.cleaned_data
+    for row in rows:
         try:
-            plans.append(
-                post_rolls.roll_plan(
-                    character=fields.get("npc_character") or speaking_as,
-                    characteristic=fields["characteristic"],
-                    skill=fields["skill"],
-                    free_modifier=fields["free_modifier"],
-                    extra=row.extra(),
-                    difficulty=fields["difficulty"],
-                    purpose=fields["purpose"],
-                    client_seed=fields["client_seed"],
-                )
-            )
+            plans.append(system.plan(row, speaking_as=speaking_as))
         except ValidationError as exc:
-            row.add_error("skill" if exc.code == "skill" else "characteristic", exc)
+            row.add_error(exc.code if exc.code in row.fields else None, exc)
             ok = False
     return plans if ok else None
 
@@ -199,7 +199,7 @@ def post_create(request: HtmxHttpRequest, slug: str, scene_id: int) -> HttpRespo
             request, "campaigns/forbidden.html", {"message": message, "back_url": scene.get_absolute_url()}, status=403
         )
     form = _post_form(access, scene, request.POST)
-    if form.is_valid() and (planned := _plan_rolls(form, access)) is not None:
+    if form.is_valid() and (planned := _plan_rolls(form, scene)) is not None:
         data = form.cleaned_data
         quote = None
         if data.get("quote_of"):
@@ -226,17 +226,11 @@ def post_create(request: HtmxHttpRequest, slug: str, scene_id: int) -> HttpRespo
             form.add_error(None, exc)
         else:
             messages.success(request, _("Mensaje publicado."))
-            if request.htmx:
-                return HttpResponseClientRedirect(post.get_absolute_url())
-            return redirect(post.get_absolute_url())
+            return redirect_after(request, post.get_absolute_url())
     # Nothing typed is lost: the last page comes back with the form and its errors.
     context = _scene_context(request, access, scene, page="last", form=form)
     response = page_or_fragment(request, "table/scene_detail.html", "post-form", context)
-    if wants_fragment(request):
-        # htmx does not swap error responses: answer 200 and point the swap at the form.
-        response["HX-Retarget"] = "#escribir"
-        response["HX-Reswap"] = "outerHTML"
-    return response
+    return form_again(response, "#escribir") if wants_fragment(request) else response
 
 
 @login_required
@@ -255,29 +249,26 @@ def post_roll_chance(request: HtmxHttpRequest, slug: str, scene_id: int) -> Http
     if not data[f"tirada-{row_index}-purpose"].strip():
         data[f"tirada-{row_index}-purpose"] = "-"
     form = _post_form(access, scene, data)
+    if not form.roll_forms:
+        raise Http404
     row = form.roll_forms[row_index]
     context = {"row_index": row_index, "plan": None, "chance_percent": None, "problem": ""}
     voice = request.GET.get("voice", "")
     if row.is_valid() and row.cleaned_data.get("used"):
-        fields = row.cleaned_data
         speaking_as = form.character_for(voice)
-        if speaking_as is None and not access.is_gm and not fields.get("npc_character"):
+        if speaking_as is None and not access.is_gm and not row.cleaned_data.get("npc_character"):
             context["problem"] = _("Para tirar, escribe como tu personaje.")
         else:
+            system = post_rolls.system_of(scene.campaign)
             try:
-                plan = post_rolls.roll_plan(
-                    character=fields.get("npc_character") or speaking_as,
-                    characteristic=fields["characteristic"],
-                    skill=fields["skill"],
-                    free_modifier=fields["free_modifier"],
-                    extra=row.extra(),
-                    difficulty=fields["difficulty"],
-                )
+                plan = system.plan(row, speaking_as=speaking_as)
             except ValidationError as exc:
                 context["problem"] = " ".join(exc.messages)
             else:
                 context["plan"] = plan
-                context["chance_percent"] = post_rolls.percent(post_rolls.roll_chance(plan, scene.campaign))
+                context["chance_detail_template"] = system.chance_template
+                chance = system.chance(plan, scene.campaign)
+                context["chance_percent"] = post_rolls.percent(chance) if chance is not None else None
     elif row.is_bound and row.errors:
         context["problem"] = " ".join(e for errors in row.errors.values() for e in errors)
     response = render(request, "table/scene_detail.html#roll-chance", context)

@@ -1,7 +1,7 @@
 import factory
 
 from accounts.models import User
-from campaigns.models import Campaign, System, Visibility
+from campaigns.models import Campaign, Visibility
 
 
 class UserFactory(factory.django.DjangoModelFactory):
@@ -22,6 +22,6 @@ class CampaignFactory(factory.django.DjangoModelFactory):
 
     title = factory.Sequence(lambda n: f"Partida {n}")
     slug = factory.Sequence(lambda n: f"partida-{n}")
-    system = System.HITOS
+    system = "hitos"
     visibility = Visibility.PUBLIC
     gm = factory.SubFactory(UserFactory)

@@ -1,7 +1,20 @@
 from django.apps import AppConfig
+from django.utils.translation import gettext_lazy as _
 
 
 class HitosConfig(AppConfig):
     name = "systems.hitos"
     label = "hitos"
     verbose_name = "HITOS"
+    # What the campaign form offers (campaigns.models.system_choices).
+    system_key = "hitos"
+    system_label = _("HITOS")
+
+    def ready(self) -> None:
+        from campaigns import extensions
+        from systems.hitos.options import pages
+        from systems.hitos.system import Hitos
+        from table import systems
+
+        systems.register(Hitos())
+        extensions.provide("dashboard", pages.dashboard)

@@ -8,4 +8,5 @@ urlpatterns = [
     path("", include("systems.hitos.combat.urls")),
     path("", include("systems.hitos.horror.urls")),
     path("", include("systems.hitos.secret.urls")),
+    path("", include("systems.hitos.options.urls")),
 ]

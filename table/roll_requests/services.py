@@ -1,9 +1,9 @@
 """GM roll requests: the GM asks a character for a roll; the player's next
 post as that character answers it with exactly one roll.
 
-The request fixes what is rolled (characteristic, skill, the GM's modifier,
-the difficulty and whether it is hidden): the answer takes none of it from
-the player's form.
+The request fixes what is rolled (what the campaign's game asks for, the
+difficulty and whether it is hidden): the answer takes none of it from the
+player's form.
 """
 
 from __future__ import annotations
@@ -16,9 +16,9 @@ from django.utils.translation import gettext as _
 from campaigns import notify
 from campaigns.models import Scene
 from campaigns.permissions import Access
-from rolls.models import RollRequest, TableRoll
-from sheets.models import CHARACTERISTIC_FIELDS, Character
-from systems.hitos.checks.services import CheckSetup, check_setup
+from sheets.models import Character
+from table.models import RollRequest, TableRoll
+from table.post_rolls import system_of
 
 
 def open_requests(*, scene: Scene, user) -> list[RollRequest]:
@@ -41,50 +41,36 @@ def scene_requests(*, scene: Scene) -> list[RollRequest]:
     )
 
 
-def request_setup(request: RollRequest) -> CheckSetup:
-    """What the answer rolls: the request's characteristic and skill, the
-    GM's modifier, and the sheet's penalties (applied by themselves)."""
-    extra = [(_("Modificador de la dirección"), request.modifier)] if request.modifier else []
-    return check_setup(request.character, characteristic=request.characteristic, skill=request.skill, extra=extra)
-
-
 @transaction.atomic
 def request_create(
     *,
     access: Access,
     scene: Scene,
     character: Character,
-    characteristic: str,
-    skill: str = "",
-    modifier: int = 0,
-    difficulty: int = 15,
-    difficulty_hidden: bool = False,
     purpose: str,
+    difficulty_hidden: bool = False,
+    **fields,
 ) -> RollRequest:
-    """The GM asks ``character`` for a roll. Side effects: the request row and
-    a notification to the character's player."""
+    """The GM asks ``character`` for a roll; ``fields`` are what the
+    campaign's game fixes of it (``GameSystem.request_fields``). Side
+    effects: the request row and a notification to the character's player."""
     if not access.is_gm:
         raise PermissionDenied(_("Solo la dirección puede pedir tiradas."))
     if scene.campaign_id != access.campaign.pk or character.campaign_id != access.campaign.pk:
         raise ValidationError(_("Ese personaje no es de esta partida."))
     if character.is_npc or character.status != Character.Status.APPROVED:
         raise ValidationError(_("Solo se piden tiradas a personajes de jugador aprobados."))
-    if characteristic not in CHARACTERISTIC_FIELDS:
-        raise ValidationError(_("Elige una característica de la ficha."))
     request = RollRequest(
         campaign=access.campaign,
         scene=scene,
         character=character,
         requested_by=access.user,
-        characteristic=characteristic,
-        skill=skill,
-        modifier=modifier,
-        difficulty=difficulty,
         difficulty_hidden=difficulty_hidden,
         purpose=" ".join(purpose.split()),
+        **fields,
     )
-    # The sheet must have the skill: the same check the answer will make.
-    request_setup(request)
+    # The sheet must have what is asked: the same check the answer will make.
+    system_of(access.campaign).request_plan(request)
     request.full_clean(exclude=["answer"])
     request.save()
     notify.roll_requested(request)

@@ -1,6 +1,6 @@
 """GM roll requests: the GM asks a character for a roll, and may cancel it.
 
-The answer is a post (``campaigns.views.post_create``): the player's next
+The answer is a post (``table.views.post_create``): the player's next
 post as that character rolls what the request says.
 """
 
@@ -9,27 +9,18 @@ from __future__ import annotations
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import ValidationError
-from django.http import HttpResponse
-from django.shortcuts import get_object_or_404, redirect
+from django.http import Http404, HttpResponse
+from django.shortcuts import get_object_or_404
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods, require_POST
-from django_htmx.http import HttpResponseClientRedirect
 
 from campaigns import permissions as perms
-from campaigns.models import Scene
-from hitos_site.htmx import HtmxHttpRequest, page_or_fragment
-from rolls.models import RollRequest
+from hitos_site.htmx import HtmxHttpRequest, page_or_fragment, redirect_after
 from sheets.models import Character
-from systems.hitos.checks.forms import RollRequestForm
+from table import systems
 from table.access import scene_for
+from table.models import RollRequest
 from table.roll_requests import services as roll_requests
-
-
-def _to_scene(request: HtmxHttpRequest, scene: Scene) -> HttpResponse:
-    url = scene.get_absolute_url()
-    if request.htmx:
-        return HttpResponseClientRedirect(url)
-    return redirect(url)
 
 
 @login_required
@@ -40,8 +31,15 @@ def request_create(request: HtmxHttpRequest, slug: str, scene_id: int) -> HttpRe
     scene, access = scene_for(
         request, slug, scene_id, need=perms.can_manage, denied=_("Solo la dirección puede pedir tiradas.")
     )
+    system = systems.for_campaign(scene.campaign)
     characters = Character.objects.filter(campaign=scene.campaign).approved().select_related("owner")
-    form = RollRequestForm(request.POST if request.method == "POST" else None, characters=characters)
+    form = (
+        system.request_form(request.POST if request.method == "POST" else None, characters=characters)
+        if system
+        else None
+    )
+    if form is None:
+        raise Http404
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
         try:
@@ -49,12 +47,9 @@ def request_create(request: HtmxHttpRequest, slug: str, scene_id: int) -> HttpRe
                 access=access,
                 scene=scene,
                 character=data["character"],
-                characteristic=data["characteristic"],
-                skill=data["skill"],
-                modifier=data["modifier"],
-                difficulty=data["difficulty"],
                 difficulty_hidden=data["difficulty_hidden"],
                 purpose=data["purpose"],
+                **system.request_fields(data),
             )
         except ValidationError as exc:
             form.add_error("skill" if exc.code == "skill" else None, exc)
@@ -62,9 +57,9 @@ def request_create(request: HtmxHttpRequest, slug: str, scene_id: int) -> HttpRe
             messages.success(
                 request, _("Tirada pedida a %(name)s: se le ha avisado.") % {"name": data["character"].name}
             )
-            return _to_scene(request, scene)
+            return redirect_after(request, scene.get_absolute_url())
     context = {"campaign": scene.campaign, "scene": scene, "form": form}
-    return page_or_fragment(request, "rolls/request_form.html", "request-form", context)
+    return page_or_fragment(request, "table/request_form.html", "request-form", context)
 
 
 @login_required
@@ -84,4 +79,4 @@ def request_cancel(request: HtmxHttpRequest, request_id: int) -> HttpResponse:
         messages.error(request, " ".join(exc.messages))
     else:
         messages.success(request, _("Petición de tirada anulada."))
-    return _to_scene(request, scene)
+    return redirect_after(request, scene.get_absolute_url())

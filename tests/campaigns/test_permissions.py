@@ -146,7 +146,7 @@ def _request(t: Table, name: str) -> tuple[str, dict]:
         "campaign-create": (reverse("campaigns:campaign-create"), {}),
         "campaign-detail": (reverse("campaigns:campaign-detail", args=[slug]), {}),
         "campaign-edit": (reverse("campaigns:campaign-edit", args=[slug]), {}),
-        "campaign-options": (reverse("campaigns:campaign-options", args=[slug]), {}),
+        "campaign-options": (reverse("hitos:campaign-options", args=[slug]), {}),
         "application-create": (reverse("campaigns:application-create", args=[slug]), {}),
         "application-decide": (
             reverse("campaigns:application-decide", args=[slug, t.application.pk]),
@@ -227,7 +227,8 @@ def test_the_matrix_has_a_row_for_every_url_of_the_app():
     own = {"notifications", "notification-open", "notifications-read-all"}
     # The scene page and its posting are the table's (the other table URLs have their own matrices).
     scene_page = {p.name for p in table_urlpatterns if getattr(p, "name", None)}
-    names = {p.name for p in urlpatterns} - own | scene_page
+    # The rules options of a campaign are its game's (systems/hitos/options).
+    names = {p.name for p in urlpatterns} - own | scene_page | {"campaign-options"}
     for rows in MATRIX.values():
         assert {name for name, _ in rows} - {"invitation-open-expired"} == names
 

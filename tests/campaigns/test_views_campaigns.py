@@ -7,6 +7,7 @@ import json
 import pytest
 from django.db import connection
 from django.urls import reverse
+from pytest_django.asserts import assertContains
 
 from campaigns import services
 from campaigns.models import Campaign, Membership, ModerationAction, ModerationLog, Post, Role
@@ -19,7 +20,9 @@ needs_postgres = pytest.mark.skipif(connection.vendor != "postgresql", reason="n
 
 
 def _u(name, t, *args):
-    return reverse(f"campaigns:{name}", args=[t.campaign.slug, *args])
+    # The rules options are the game's (HITOS), the rest the forum's.
+    namespace = "hitos" if name == "campaign-options" else "campaigns"
+    return reverse(f"{namespace}:{name}", args=[t.campaign.slug, *args])
 
 
 # --- create, page, edit, options -------------------------------------------------
@@ -30,7 +33,7 @@ def test_signed_in_user_creates_a_campaign_with_its_offgame_scene(user_client, u
         reverse("campaigns:campaign-create"),
         {
             "title": "  Niebla   en Toledo ",
-            "system": "vaesen",
+            "system": "hitos",
             "visibility": "private",
             "status": "recruiting",
             "description": "**Terror** rural.",
@@ -39,9 +42,24 @@ def test_signed_in_user_creates_a_campaign_with_its_offgame_scene(user_client, u
     campaign = Campaign.objects.get(gm=user)
     assert response.status_code == 302
     assert response.url == campaign.get_absolute_url()
-    assert (campaign.title, campaign.slug, campaign.system) == ("Niebla en Toledo", "niebla-en-toledo", "vaesen")
+    assert (campaign.title, campaign.slug, campaign.system) == ("Niebla en Toledo", "niebla-en-toledo", "hitos")
     assert campaign.description_html == "<p><strong>Terror</strong> rural.</p>\n"
     assert [(s.title, s.is_offgame) for s in campaign.scenes.all()] == [("Fuera de juego", True)]
+
+
+def test_the_campaign_form_offers_only_the_installed_game_systems(user_client, user):
+    """Issue 12: the systems come from the registry; one not installed yet
+    (Vaesen before its issue) is refused in Spanish and the typed title stays."""
+    page = user_client.get(reverse("campaigns:campaign-create"))
+    assert [value for value, _label in page.context["form"].fields["system"].choices] == ["hitos"]
+    response = user_client.post(
+        reverse("campaigns:campaign-create"),
+        {"title": "Niebla en Toledo", "system": "vaesen", "visibility": "private", "status": "recruiting"},
+    )
+    assert response.status_code == 200
+    assert not Campaign.objects.filter(gm=user).exists()
+    assert "vaesen" in response.context["form"].errors["system"][0]
+    assertContains(response, 'value="Niebla en Toledo"')
 
 
 def test_campaign_slugs_stay_unique(user_client, user):

@@ -526,7 +526,7 @@ def test_settle_view_before_and_after_the_deadline(play, roll, monkeypatch):
 
 def _loaded(rolls):
     """The rolls as a page loads them for ``cards_for``."""
-    from table.cards import activations_prefetch
+    from systems.hitos.cards import activations_prefetch
 
     return list(
         TableRoll.objects.filter(pk__in=[r.pk for r in rolls])
@@ -544,7 +544,7 @@ def _actions_html(play, user, rolls) -> list[str]:
     from table.cards import cards_for
 
     cards = cards_for(_loaded(rolls), access=campaign_access(user, play.campaign))
-    return [render_to_string("rolls/_roll_actions.html", {"card": cards[r.pk]}) for r in rolls]
+    return [render_to_string("hitos/_roll_actions.html", {"card": cards[r.pk]}) for r in rolls]
 
 
 @pytest.mark.parametrize("pending", [True, False], ids=["pending", "idle"])
@@ -564,7 +564,7 @@ def test_actions_partial_makes_no_queries_beyond_the_prefetch(play, pending, dja
     with django_assert_num_queries(0):
         cards = cards_for(loaded, access=access)
         for one in loaded:
-            html = render_to_string("rolls/_roll_actions.html", {"card": cards[one.pk]})
+            html = render_to_string("hitos/_roll_actions.html", {"card": cards[one.pk]})
             if pending:
                 assert "La dirección activa" in html and "Activar en contra" not in html
             else:
@@ -592,8 +592,9 @@ def test_a_page_of_cards_looks_up_a_players_characters_once(play, django_assert_
 def test_players_get_no_positive_button_on_an_npc_roll(play):
     from django.template.loader import render_to_string
 
+    from campaigns.permissions import campaign_access
     from systems.hitos.checks import services as table_services
-    from table.cards import card_context
+    from table.cards import card
 
     npc_roll = table_services.table_check(
         campaign=play.campaign,
@@ -605,8 +606,8 @@ def test_players_get_no_positive_button_on_an_npc_roll(play):
         scene=play.scene,
         client_seed=client_seed(),
     )
-    context = card_context(npc_roll.latest, table_roll=npc_roll, user=play.ana, is_gm=False, is_player=True)
-    html = render_to_string("rolls/_roll_card.html", {"card": context})
+    context = card(npc_roll.latest, access=campaign_access(play.ana, play.campaign), table_roll=npc_roll)
+    html = render_to_string("table/_roll_card.html", {"card": context})
     assert "Activar aspecto" not in html and "Activar en contra" in html
 
 

@@ -19,7 +19,7 @@ from rolls.models import RollEntry, TableRoll
 from rules import hitos
 from rules.probability import success_probability
 from systems.hitos.checks.services import table_reroll
-from table import post_rolls
+from systems.hitos.system import check_plan
 from table import services as table_services
 from tests.play.conftest import Play, client_for, client_seed, make_play
 
@@ -276,8 +276,8 @@ def _posts_with_rolls(play: Play, n: int) -> None:
     access = campaign_access(play.ana, play.campaign)
     for i in range(n):
         plans = [
-            post_rolls.roll_plan(
-                character=play.ines,
+            check_plan(
+                play.ines,
                 characteristic="reflejos",
                 skill="Sigilo",
                 difficulty=15,

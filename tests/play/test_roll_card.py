@@ -7,10 +7,11 @@ from django.template.loader import render_to_string
 from django.urls import reverse
 from pytest_django.asserts import assertContains, assertNotContains
 
+from campaigns.permissions import campaign_access
 from rolls.models import TableRoll
 from rules import hitos
 from systems.hitos.checks.services import check_setup, table_check, table_reroll
-from table.cards import card_context
+from table.cards import card
 from tests.play.conftest import Play, client_for, client_seed
 
 
@@ -32,8 +33,9 @@ def _roll(play: Play, *, difficulty=15, hidden=False, purpose="Cruzar el jardín
 
 def _card(table_roll: TableRoll, user) -> str:
     table_roll = TableRoll.objects.select_related("latest", "campaign").get(pk=table_roll.pk)
+    access = campaign_access(user, table_roll.campaign)
     return render_to_string(
-        "rolls/_roll_card.html", {"card": card_context(table_roll.latest, table_roll=table_roll, user=user)}
+        "table/_roll_card.html", {"card": card(table_roll.latest, access=access, table_roll=table_roll)}
     )
 
 
@@ -132,11 +134,24 @@ def test_the_roll_log_uses_the_compact_card(play):
     assertContains(fragment, "roll-card-compact")
 
 
-def test_card_context_works_out_the_gm_from_the_user(play):
+def test_the_card_reads_the_gm_from_the_readers_access(play):
     table_roll = _roll(play)
-    assert card_context(table_roll.latest, table_roll=table_roll, user=play.gm)["is_gm"] is True
-    assert card_context(table_roll.latest, table_roll=table_roll, user=play.ana)["is_gm"] is False
-    assert card_context(table_roll.latest)["card_id"] == f"roll-card-{table_roll.latest.permalink}"
+    as_gm, as_player = campaign_access(play.gm, play.campaign), campaign_access(play.ana, play.campaign)
+    assert card(table_roll.latest, access=as_gm, table_roll=table_roll)["is_gm"] is True
+    assert card(table_roll.latest, access=as_player, table_roll=table_roll)["is_gm"] is False
+    assert card(table_roll.latest, access=as_player)["card_id"] == f"roll-card-{table_roll.latest.permalink}"
+
+
+def test_a_roll_no_installed_system_reads_gets_the_plain_card(play):
+    """A game key no system registered (a game uninstalled since): the log's
+    plain body, no actions."""
+    table_roll = _roll(play)
+    entry = table_roll.latest
+    entry.entry["game"]["system"] = "desconocido"
+    plain = card(entry, access=campaign_access(play.ana, play.campaign), table_roll=table_roll)
+    assert plain["body_template"] == "" and plain["actions_template"] == ""
+    html = render_to_string("table/_roll_card.html", {"card": plain})
+    assert " → " in html
 
 
 def test_the_roll_log_leaves_out_rolls_of_whispers_the_reader_may_not_read(play):

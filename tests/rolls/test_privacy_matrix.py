@@ -26,7 +26,7 @@ from campaigns.permissions import campaign_access
 from rolls.models import RollEntry
 from sheets.models import Character
 from systems.hitos.secret import services as secret
-from table import post_rolls
+from systems.hitos.system import check_plan
 from table import services as table_services
 from tests.factories import CampaignFactory, UserFactory
 from tests.rolls.conftest import client_seed
@@ -62,8 +62,8 @@ class World:
 def _post(world: World, author: User, scene: Scene, *, kind: str, recipients: str, chosen=()) -> RollEntry:
     access = campaign_access(author, world.campaign)
     character = Character.objects.get(campaign=world.campaign, owner=author)
-    plan = post_rolls.roll_plan(
-        character=character,
+    plan = check_plan(
+        character,
         characteristic="reflejos",
         difficulty=15,
         purpose=world.marker(kind),

@@ -120,6 +120,41 @@ def test_k15_a_refused_narrative_element_is_the_literal_reading():
     assert narrative_refused(CULTIST, ANA).transfers != negative_cancelled(CULTIST, ANA).transfers
 
 
+# K17 — «debe agotarse dicho aspecto»: a player may pay a narrative element by exhausting their own aspect
+# H27 — «Un jugador solo puede agotar los aspectos de su personaje»
+def test_k17_a_narrative_element_may_be_paid_by_exhausting_an_own_aspect():
+    exhaust = narrative_activation(ANA, exhaust=True)
+    assert (exhaust.transfers, exhaust.exhausts_aspect) == ((), True)
+    assert run({"ana": 0, "bruno": 1}, exhaust) == {"ana": 0, "bruno": 1}
+    # With a point, nothing is exhausted.
+    assert narrative_activation(ANA).exhausts_aspect is False
+
+
+# K17 / H27 — never another character's aspect, and NPCs or the GM's pool exhaust nothing
+def test_k17_only_a_player_exhausts_and_only_their_own_aspect():
+    for activator, own in ((ANA, False), (CULTIST, True), (Side(GM_POOL), True)):
+        with pytest.raises(ValueError, match="solo puede agotar los aspectos de su propio personaje"):
+            narrative_activation(activator, exhaust=True, own_aspect=own)
+    # The same rule holds for the GM's pool on a positive activation.
+    with pytest.raises(ValueError, match="solo puede agotar"):
+        positive_activation(Side(GM_POOL), exhaust=True)
+
+
+# K17 + K15 — paid by exhaustion, the net is still 0 for both: accepting gains nothing (no point was spent),
+# refusing costs the affected nothing and gives the activator the aspect back; the element does not happen.
+def test_k17_k15_an_exhausted_element_moves_no_point_when_accepted_or_refused():
+    start = {"ana": 2, "bruno": 0}
+    exhausted = run(start, narrative_activation(ANA, exhaust=True))
+    accepted = narrative_accepted(BRUNO, exhausted=True)
+    assert (accepted.transfers, accepted.restores_aspect) == ((), False)
+    assert run(exhausted, accepted) == start
+    refused = narrative_refused(ANA, BRUNO, exhausted=True)
+    assert (refused.transfers, refused.restores_aspect) == ((), True)
+    assert run(exhausted, refused) == start
+    # Paid with a point, a refusal restores no aspect.
+    assert narrative_refused(ANA, BRUNO).restores_aspect is False
+
+
 # H26 — «Al comienzo de cada sesión de juego, un personaje tendrá tantos puntos dramáticos como su valor de Drama»
 # H26 — «se merece una compensación en forma de un punto dramático»
 def test_h26_session_refresh_and_complications():

@@ -54,7 +54,6 @@ from campaigns import services as campaign_services
 from campaigns.forms import (
     ApplicationForm,
     CampaignForm,
-    CampaignOptionsForm,
     DecisionForm,
     InvitationForm,
     OptionalReasonForm,
@@ -104,6 +103,7 @@ from systems.hitos.combat.forms import (
 )
 from systems.hitos.horror import services as horror
 from systems.hitos.horror.forms import ExposureRollForm, HorrorStartForm, OpposedStartForm
+from systems.hitos.options.forms import CampaignOptionsForm
 from systems.hitos.secret.forms import SecretRollForm
 from table.forms import TablePostForm
 from tests.factories import UserFactory
@@ -469,8 +469,8 @@ FORMS: dict[type[forms.BaseForm], tuple[Target, ...]] = {
     ),
     CampaignOptionsForm: (
         Target(
-            "campaigns:campaign-options",
-            lambda w: w.url("campaigns:campaign-options"),
+            "hitos:campaign-options",
+            lambda w: w.url("hitos:campaign-options"),
             "gm",
             lambda w: {
                 "unprepared_penalty": "2",

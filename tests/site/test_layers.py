@@ -34,19 +34,8 @@ SHARED_HELPERS = {"hitos_site.htmx", "hitos_site.env"}
 
 # (importing module, imported module) pairs still against the order.
 KNOWN = {
-    # The permalink and the roll log show the table's cards.
-    ("rolls.views", "sheets.models"),
-    ("rolls.views", "table.access"),
-    ("rolls.views", "table.cards"),
-    # The table still calls HITOS by name (the registry replaces these).
-    ("table.cards", "systems.hitos.activations"),
-    ("table.cards", "systems.hitos.checks.services"),
-    ("table.forms", "systems.hitos.checks.forms"),
-    ("table.post_rolls", "systems.hitos.checks.services"),
-    ("table.roll_requests.services", "systems.hitos.checks.services"),
-    ("table.roll_requests.views", "systems.hitos.checks.forms"),
-    ("table.views", "systems.hitos.secret"),
-    # The sheet's own rolls (mass damage, trauma) go through the log's HITOS reader.
+    # The HITOS sheet's own rolls (mass damage, trauma, healing) go through the
+    # log's HITOS reader: gone when the HITOS sheet moves into systems/hitos.
     ("sheets.services", "rolls.services"),
 }
 

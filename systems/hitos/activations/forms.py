@@ -10,9 +10,10 @@ from django.utils.translation import gettext_lazy as _
 from accounts.limits import LIMIT_MESSAGES, text_field
 from rolls.models import Activation
 from sheets.models import SheetEvent
-from systems.hitos.activations.services import FREE_TEXT, AspectOption
+from systems.hitos.activations.services import FREE_TEXT, AspectOption, narrative_exhaust_options
 
 FREE_CHOICE = "libre"
+POINT = "point"
 
 
 def _helper(form_tag: bool = False) -> FormHelper:
@@ -82,6 +83,11 @@ class DramaPoolForm(forms.Form):
 
 
 class NarrativeForm(forms.Form):
+    """H23 — a narrative element. K17 — a player may pay it by exhausting one
+    of their character's aspects (``payment``, offered only when there is one
+    to exhaust: never to the GM, whose pool and NPCs pay points); then the
+    aspect activated is the one exhausted and ``aspect_text`` may be empty."""
+
     # Empty: the GM's pool (only the direction is offered it).
     activator = forms.ChoiceField(label=_("Quién activa"), required=False)
     aspect_text = text_field(Activation, "aspect_text", label=_("Aspecto"))
@@ -89,10 +95,48 @@ class NarrativeForm(forms.Form):
         Activation, "note", label=_("Elemento narrativo que introduces"), widget=forms.Textarea(attrs={"rows": 2})
     )
     affected = forms.ChoiceField(label=_("Personaje perjudicado (opcional)"), required=False)
+    # "point" (or empty) or an own aspect's value ("a<pk>") to exhaust.
+    payment = forms.ChoiceField(label=_("Cómo pagas"), required=False)
 
     def __init__(self, *args, activators: list[tuple[str, str]], affected: list[tuple[str, str]], **kwargs):
         super().__init__(*args, **kwargs)
         self.fields["activator"].choices = activators
         self.fields["affected"].choices = [("", _("Nadie"))] + affected
+        character_ids = [int(value) for value, label in activators if value]
+        exhaustable = narrative_exhaust_options(character_ids=character_ids) if character_ids else []
+        self._exhaustable = {option.value: option for option in exhaustable}
         self.helper = _helper(form_tag=False)
-        self.helper.add_input(Submit("activar", _("Activar (1 punto)")))
+        if exhaustable:
+            self.fields["payment"].choices = [(POINT, _("Un punto dramático"))] + [
+                (option.value, option.label) for option in exhaustable
+            ]
+            self.fields["payment"].initial = POINT
+            self.fields["aspect_text"].required = False
+            self.fields["aspect_text"].help_text = _(
+                "Si pagas agotando un aspecto, puedes dejarlo vacío: activas el aspecto que agotas."
+            )
+            self.helper.add_input(Submit("activar", _("Activar")))
+        else:
+            del self.fields["payment"]
+            self.helper.add_input(Submit("activar", _("Activar (1 punto)")))
+
+    def _exhausting(self) -> AspectOption | None:
+        return self._exhaustable.get(self.cleaned_data.get("payment") or "")
+
+    def exhaust_aspect_id(self) -> int | None:
+        """What ``narrative_activation`` takes: the aspect to exhaust, or None
+        to pay a point."""
+        option = self._exhausting()
+        return option.aspect.pk if option else None
+
+    def clean(self):
+        data = super().clean()
+        option = self._exhausting()
+        if option is None and not data.get("aspect_text") and "aspect_text" not in self.errors:
+            self.add_error("aspect_text", _("Escribe el aspecto que activas."))
+        activator = data.get("activator")
+        if option is not None and activator and option.aspect.character_id != int(activator):
+            self.add_error(
+                "payment", _("Ese aspecto no es de quien activa: elige uno de sus aspectos o paga con un punto.")
+            )
+        return data

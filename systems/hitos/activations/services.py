@@ -276,10 +276,7 @@ def activate_positive(*, table_roll: TableRoll, user, aspect_choice: str, positi
             if not option.own or character is None:
                 raise ValidationError(_("Solo puedes agotar los aspectos de tu propio personaje."), code="exhaust")
             _rule(hitos_drama.positive_activation, side, exhaust=True, own_aspect=True, options=options)
-            aspect = Aspect.objects.select_for_update().get(pk=option.aspect.pk)
-            if aspect.exhausted:
-                raise ValidationError(_("Ese aspecto ya está agotado."), code="exhaust")
-            aspect_change(aspect=aspect, actor=user, action="exhaust", reason=reason)
+            _exhaust(option.aspect.pk, user=user, reason=reason)
             stored_payment = Activation.Payment.EXHAUST
         elif payment == "degeneracion":
             if not tr.arcane or character is None or character.pk != tr.character_id:
@@ -329,6 +326,20 @@ def activate_positive(*, table_roll: TableRoll, user, aspect_choice: str, positi
         activation.save()
     table_roll.latest = tr.latest
     return activation
+
+
+def _exhaust(aspect_pk: int, *, user, reason: str) -> Aspect:
+    """H13, H27, K17 — pay an activation by exhausting the activator's own
+    aspect (the caller has checked it is theirs): any kind of aspect still on
+    the sheet, not exhausted already, locked until the next session (the GM
+    may recover it from the sheet), with its ``SheetEvent``. Locks the row."""
+    aspect = Aspect.objects.select_for_update().filter(pk=aspect_pk).first()
+    if aspect is None or aspect.ended_at is not None:
+        raise ValidationError(_("Ese aspecto ya no está en la ficha."), code="exhaust")
+    if aspect.exhausted:
+        raise ValidationError(_("Ese aspecto ya está agotado."), code="exhaust")
+    aspect_change(aspect=aspect, actor=user, action="exhaust", reason=reason)
+    return aspect
 
 
 def _no_points_message(option: AspectOption, character: Character | None) -> str:
@@ -483,13 +494,7 @@ def _decide(activation: Activation, *, user, accept: bool) -> Activation:
     target = side_for(activation.target_character)
     tr = activation.table_roll
     if activation.kind == Activation.Kind.NARRATIVE:
-        if accept:
-            effect = hitos_drama.narrative_accepted(target, options)
-            reason = _("acepta el elemento narrativo «%(aspect)s»")
-        else:
-            effect = hitos_drama.narrative_refused(activator, target, options)
-            reason = _("rechaza el elemento narrativo «%(aspect)s»")
-        _move(activation, effect.transfers, user=user, reason=reason % {"aspect": activation.aspect_text})
+        _decide_narrative(activation, user=user, accept=accept, activator=activator, target=target, options=options)
     elif accept:
         # H19/H22 — the owner re-rolls the chosen dice, read negatively, and gains a point.
         effect = hitos_drama.negative_accepted(activator, target, options)
@@ -525,6 +530,27 @@ def _decide(activation: Activation, *, user, accept: bool) -> Activation:
     return activation
 
 
+def _decide_narrative(activation: Activation, *, user, accept: bool, activator, target, options) -> None:
+    """H23, K15, K17 — settle a harmful narrative element. Paid with a point:
+    accepting gives the affected that point, refusing gives it back to the
+    activator. Paid by exhausting an aspect (K17): no point moves either way,
+    and a refusal gives the activator the aspect back (its ``SheetEvent``)."""
+    exhausted = activation.payment == Activation.Payment.EXHAUST
+    if accept:
+        effect = hitos_drama.narrative_accepted(target, options, exhausted=exhausted)
+        reason = _("acepta el elemento narrativo «%(aspect)s»")
+    else:
+        effect = hitos_drama.narrative_refused(activator, target, options, exhausted=exhausted)
+        reason = _("rechaza el elemento narrativo «%(aspect)s»")
+    reason = reason % {"aspect": activation.aspect_text}
+    _move(activation, effect.transfers, user=user, reason=reason)
+    if effect.restores_aspect and activation.aspect_id is not None:
+        aspect = Aspect.objects.select_for_update().filter(pk=activation.aspect_id).first()
+        # Already recovered (a new session, or the GM from the sheet): nothing to give back.
+        if aspect is not None and aspect.exhausted:
+            aspect_change(aspect=aspect, actor=user, action="recover", reason=reason)
+
+
 def _move(activation: Activation, transfers, *, user, reason: str) -> None:
     try:
         drama_move(campaign=activation.campaign, transfers=transfers, actor=user, reason=reason)
@@ -534,8 +560,10 @@ def _move(activation: Activation, transfers, *, user, reason: str) -> None:
 
 def activation_answer(*, activation: Activation, user, accept: bool) -> Activation:
     """The target's answer to a pending negative (H22, H25) or narrative (H23)
-    activation: accept (+1 point, and the negative re-roll) or cancel / refuse
-    (pay 1 point to the activator, who also gets theirs back)."""
+    activation: accept (+1 point, and the negative re-roll) or cancel (pay 1
+    point to the activator, who also gets theirs back). Refusing a narrative
+    element gives the activator back what they paid (K15), the point or the
+    exhausted aspect (K17)."""
     with transaction.atomic():
         if activation.table_roll_id:
             lock_table_roll(activation.table_roll)
@@ -586,23 +614,29 @@ def is_overdue(activation: Activation) -> bool:
 # --- Narrative activation ----------------------------------------------------------------
 
 
-def narrative_activation(
-    *,
-    campaign: Campaign,
-    user,
-    character_or_gm: Character | None,
-    aspect_text: str,
-    note: str,
-    affected: Character | None = None,
-) -> Activation:
-    """H23 — an aspect introduces a fact in the story for 1 drama point (the
-    GM's from their pool). When it harms another character, that character's
-    player answers: accept and gain the point, or refuse, and the activator
-    gets the point back (K15; ``answer_narrative``).
+def narrative_exhaust_options(*, character_ids) -> list[AspectOption]:
+    """K17 — the aspects that may pay a narrative element by being exhausted:
+    those of the given player characters (never an NPC's: the GM pays from the
+    pool, H24), still on the sheet and not exhausted (H27). One query."""
+    aspects = (
+        Aspect.objects.active()
+        .filter(character_id__in=list(character_ids), character__kind=Character.Kind.PC, exhausted_until="")
+        .select_related("character")
+        .order_by("character__name", "character_id", "kind", "position", "pk")
+    )
+    return [
+        AspectOption(
+            f"{SHEET_ASPECT}{aspect.pk}",
+            _("Agotar «%(phrase)s» (%(name)s)") % {"phrase": aspect.phrase, "name": aspect.character.name},
+            aspect.phrase,
+            aspect=aspect,
+            own=True,
+        )
+        for aspect in aspects
+    ]
 
-    Side effects: the point and its ``SheetEvent`` with the note; an
-    ``Activation`` (PENDING while the affected player has not answered)."""
-    access = campaign_access(user, campaign)
+
+def _check_narrative_activator(access: Access, user, campaign: Campaign, character_or_gm: Character | None) -> None:
     if character_or_gm is None or character_or_gm.is_npc:
         if not access.is_gm:
             raise PermissionDenied(_("Solo la dirección usa su reserva o sus PNJ."))
@@ -612,24 +646,102 @@ def narrative_activation(
         raise PermissionDenied(_("Solo puedes activar aspectos con tu propio personaje aprobado."))
     if character_or_gm is not None and character_or_gm.campaign_id != campaign.pk:
         raise PermissionDenied(_("Ese personaje no es de esta partida."))
+
+
+def _check_affected(campaign: Campaign, character_or_gm: Character | None, affected: Character | None) -> None:
+    if affected is None:
+        return
+    if affected.campaign_id != campaign.pk or affected.is_npc or affected.status != Character.Status.APPROVED:
+        raise ValidationError(_("Solo un personaje jugador aprobado puede verse afectado."), code="affected")
+    if character_or_gm is not None and affected.pk == character_or_gm.pk:
+        raise ValidationError(_("El personaje afectado no puede ser quien activa el aspecto."), code="affected")
+
+
+def _exhaust_for_narrative(
+    *, character: Character | None, aspect_id: int, aspect_text: str, user, note: str, options
+) -> Aspect:
+    """K17 — pay a narrative element by exhausting the activator's own aspect:
+    the aspect activated is the one exhausted (an empty ``aspect_text`` takes
+    its phrase; a different one is refused). H27 — never another character's
+    aspect; the GM and NPCs pay from the pool."""
+    aspect = Aspect.objects.filter(pk=aspect_id).first()
+    # The GM and NPCs are refused whatever the aspect; a player, for another character's.
+    own = aspect is None or (character is not None and aspect.character_id == character.pk)
+    _rule(hitos_drama.narrative_activation, side_for(character), options, exhaust=True, own_aspect=own)
+    if aspect is None:
+        raise ValidationError(_("Ese aspecto ya no está en la ficha."), code="exhaust")
+    if aspect_text and aspect_text.casefold() != " ".join(aspect.phrase.split()).casefold():
+        raise ValidationError(
+            _(
+                "Al pagar agotando un aspecto, el aspecto que activas es ese mismo («%(phrase)s»): "
+                "deja vacío el campo «Aspecto» o escribe esa frase."
+            )
+            % {"phrase": aspect.phrase},
+            code="exhaust",
+        )
+    reason = _("elemento narrativo con «%(aspect)s»: %(note)s") % {"aspect": aspect.phrase, "note": note}
+    return _exhaust(aspect.pk, user=user, reason=reason)
+
+
+def narrative_activation(
+    *,
+    campaign: Campaign,
+    user,
+    character_or_gm: Character | None,
+    aspect_text: str,
+    note: str,
+    affected: Character | None = None,
+    exhaust_aspect_id: int | None = None,
+) -> Activation:
+    """H23 — an aspect introduces a fact in the story for 1 drama point (the
+    GM's from their pool). K17 — a player may pay instead by exhausting their
+    own character's aspect (``exhaust_aspect_id``, the aspect activated; the
+    same rules as a positive activation's exhaustion), never the GM or an NPC.
+
+    When the element harms another character, that character's player
+    answers (``answer_narrative``). Paid with a point: accept and gain it, or
+    refuse and the activator gets it back (K15). Paid by exhaustion, the same
+    net 0 for both: accepting gains nothing (no point was spent), refusing
+    costs nothing and the activator's aspect recovers; a refused element does
+    not happen.
+
+    Side effects: the point and its ``SheetEvent`` with the note, or the
+    aspect exhausted and its ``SheetEvent``; an ``Activation`` (PENDING while
+    the affected player has not answered)."""
+    access = campaign_access(user, campaign)
+    _check_narrative_activator(access, user, campaign, character_or_gm)
     aspect_text = " ".join(aspect_text.split())
     note = note.strip()
-    if not aspect_text or not note:
+    if not note or not (aspect_text or exhaust_aspect_id is not None):
         raise ValidationError(_("Indica el aspecto y el elemento narrativo que introduces."), code="required")
-    if affected is not None:
-        if affected.campaign_id != campaign.pk or affected.is_npc or affected.status != Character.Status.APPROVED:
-            raise ValidationError(_("Solo un personaje jugador aprobado puede verse afectado."), code="affected")
-        if character_or_gm is not None and affected.pk == character_or_gm.pk:
-            raise ValidationError(_("El personaje afectado no puede ser quien activa el aspecto."), code="affected")
+    _check_affected(campaign, character_or_gm, affected)
     options = campaign_options(campaign)
     side = side_for(character_or_gm)
+    exhausted: Aspect | None = None
     with transaction.atomic():
-        effect = hitos_drama.narrative_activation(side, options)
-        reason = _("elemento narrativo con «%(aspect)s»: %(note)s") % {"aspect": aspect_text, "note": note}
-        try:
-            drama_move(campaign=campaign, transfers=effect.transfers, actor=user, reason=reason)
-        except ValidationError as exc:
-            raise ValidationError(exc.messages[0], code="no_points") from None
+        if exhaust_aspect_id is not None:
+            exhausted = _exhaust_for_narrative(
+                character=character_or_gm,
+                aspect_id=exhaust_aspect_id,
+                aspect_text=aspect_text,
+                user=user,
+                note=note,
+                options=options,
+            )
+            aspect_text = exhausted.phrase
+            payment = Activation.Payment.EXHAUST
+        else:
+            effect = hitos_drama.narrative_activation(side, options)
+            reason = _("elemento narrativo con «%(aspect)s»: %(note)s") % {"aspect": aspect_text, "note": note}
+            try:
+                drama_move(campaign=campaign, transfers=effect.transfers, actor=user, reason=reason)
+            except ValidationError as exc:
+                raise ValidationError(exc.messages[0], code="no_points") from None
+            payment = (
+                Activation.Payment.POINT
+                if character_or_gm and not character_or_gm.is_npc
+                else Activation.Payment.GM_POOL
+            )
         activation = Activation(
             campaign=campaign,
             kind=Activation.Kind.NARRATIVE,
@@ -638,9 +750,8 @@ def narrative_activation(
             activator_character=character_or_gm,
             target_character=affected,
             aspect_text=aspect_text[:200],
-            payment=Activation.Payment.POINT
-            if character_or_gm and not character_or_gm.is_npc
-            else Activation.Payment.GM_POOL,
+            aspect=exhausted,
+            payment=payment,
             note=note[:500],
             deadline=timezone.now() + timedelta(hours=campaign.activation_deadline_hours) if affected else None,
             decided_at=None if affected else timezone.now(),

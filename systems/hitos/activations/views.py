@@ -28,10 +28,12 @@ from rules import hitos
 from sheets.models import Character, SheetEvent
 from sheets.services import gm_pool_set
 from systems.hitos.activations import services as activations
+from systems.hitos.activations.access import activation_for, table_roll_for
 from systems.hitos.activations.forms import DramaPoolForm, NarrativeForm, NegativeActivationForm, PositiveActivationForm
+from systems.hitos.cards import activations_prefetch
 from systems.hitos.checks.services import parse_positions
-from table.access import activation_for, campaign_for, table_roll_for
-from table.cards import activations_prefetch, card_context
+from table.access import campaign_for
+from table.cards import card
 
 RECENT_DRAMA_EVENTS = 30
 
@@ -42,24 +44,17 @@ def _card(request: HtmxHttpRequest, table_roll: TableRoll, access: Access, **ext
         activations_prefetch()
     )
     table_roll = fresh.get(pk=table_roll.pk)
-    card = card_context(
-        table_roll.latest,
-        table_roll=table_roll,
-        user=request.user,
-        is_gm=access.is_gm,
-        is_player=access.is_player,
-        access=access,
-    )
+    roll_card = card(table_roll.latest, access=access, table_roll=table_roll)
     # The viewer's drama points on the scene page follow the activation (out of band).
     mine = Character.objects.filter(campaign=table_roll.campaign, owner=request.user).approved()
     context = {
-        "card": card,
+        "card": roll_card,
         **extra,
         "drama_characters": list(mine.only("pk", "name", "drama_points")),
         "campaign": table_roll.campaign,
         "is_gm": access.is_gm,
     }
-    response = render(request, "rolls/_roll_card_update.html", context)
+    response = render(request, "hitos/_roll_card_update.html", context)
     patch_vary_headers(response, ("HX-Request",))
     return response
 
@@ -73,7 +68,7 @@ def _back(table_roll: TableRoll) -> HttpResponse:
 def _form_response(request: HtmxHttpRequest, context: dict, *, invalid: bool = False) -> HttpResponse:
     """The form: a fragment for htmx (an invalid POST is put back where the
     form was, not over the card), the whole page otherwise."""
-    response = page_or_fragment(request, "rolls/activation_form.html", "activation-form", context)
+    response = page_or_fragment(request, "hitos/activation_form.html", "activation-form", context)
     if wants_fragment(request) and invalid:
         response = reswap(retarget(response, f"#activacion-{context['table_roll'].pk}"), "outerHTML")
     return response
@@ -388,6 +383,7 @@ def drama_narrative(request: HtmxHttpRequest, slug: str) -> HttpResponse:
                 aspect_text=form.cleaned_data["aspect_text"],
                 note=form.cleaned_data["note"],
                 affected=by_id.get(affected_id) if affected_id else None,
+                exhaust_aspect_id=form.exhaust_aspect_id(),
             )
         except ValidationError as exc:
             form.add_error(None, exc)

@@ -10,12 +10,12 @@ a plain form post with a redirect to the page.
 
 from __future__ import annotations
 
-from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db.models import F, Prefetch
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST, require_safe
 
@@ -23,10 +23,11 @@ from accounts.limits import refusal_message
 from campaigns import permissions as perms
 from campaigns.models import Scene
 from campaigns.permissions import Access
-from hitos_site.htmx import HtmxHttpRequest, page_or_fragment
+from hitos_site.htmx import HtmxHttpRequest, after_action, page_or_fragment
 from rolls.models import Attack, Combat, Combatant
 from sheets.models import Skill, Weapon
 from sheets.permissions import can_play_character
+from systems.hitos.cards import activations_prefetch
 from systems.hitos.combat import services
 from systems.hitos.combat.forms import (
     AttackForm,
@@ -38,9 +39,9 @@ from systems.hitos.combat.forms import (
     ShiftForm,
 )
 from table.access import scene_for
-from table.cards import activations_prefetch, cards_for
+from table.cards import cards_for
 
-TEMPLATE = "rolls/combat.html"
+TEMPLATE = "hitos/combat.html"
 
 
 def _manager(request: HttpRequest, slug: str, scene_id: int) -> tuple[Scene, Access]:
@@ -84,7 +85,7 @@ def _attack_rows(combat: Combat, combatants: list[Combatant], access: Access, us
     )
     # A player with a character in the fight has an approved one (else cards_for looks it up).
     in_the_fight = any(perms.can_write_as_character(access, c.character) for c in combatants) or None
-    cards = cards_for([a.table_roll for a in attacks], access=access, user=user, has_character=in_the_fight)
+    cards = cards_for([a.table_roll for a in attacks], access=access, has_character=in_the_fight)
     for attack in attacks:
         attack.combat = combat
         attack.attacker = by_id[attack.attacker_id]
@@ -130,12 +131,14 @@ def _context(request: HttpRequest, scene: Scene, access: Access, **extra) -> dic
 def _done(request: HtmxHttpRequest, scene: Scene, access: Access, fragment: str, error: str = "") -> HttpResponse:
     """After an action: the changed region for htmx (with the error, if
     any), a redirect to the page otherwise (the error as a message)."""
-    if request.htmx:
-        context = _context(request, scene, access, error=error, error_in=fragment)
-        return render(request, f"{TEMPLATE}#{fragment}", context)
-    if error:
-        messages.error(request, error)
-    return redirect("hitos:combat", scene.campaign.slug, scene.pk)
+    return after_action(
+        request,
+        fragment=lambda error: render(
+            request, f"{TEMPLATE}#{fragment}", _context(request, scene, access, error=error, error_in=fragment)
+        ),
+        url=reverse("hitos:combat", args=[scene.campaign.slug, scene.pk]),
+        error=error,
+    )
 
 
 def _message(exc: ValidationError) -> str:

@@ -17,20 +17,20 @@ from django.shortcuts import get_object_or_404, redirect
 from django.urls import reverse
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST, require_safe
-from django_htmx.http import HttpResponseClientRedirect
 
 from campaigns import permissions as perms
 from campaigns.models import Campaign, Scene
 from campaigns.permissions import Access
-from hitos_site.htmx import HtmxHttpRequest, page_or_fragment
+from hitos_site.htmx import HtmxHttpRequest, page_or_fragment, redirect_after
 from rolls.models import HorrorExposure, HorrorTest, OpposedRoll
 from rules.hitos import Opposed
 from sheets.models import Character, Skill
+from systems.hitos.cards import activations_prefetch
 from systems.hitos.horror import services as horror
 from systems.hitos.horror.forms import ExposureRollForm, HorrorStartForm, OpposedStartForm
 from systems.hitos.opposed import services as opposed
 from table.access import scene_for
-from table.cards import activations_prefetch, cards_for
+from table.cards import cards_for
 
 HORROR_PAGE_SIZE = 10
 OPPOSED_PAGE_SIZE = 20
@@ -41,14 +41,6 @@ def _candidates(campaign: Campaign):
     return (
         Character.objects.filter(campaign=campaign).in_play().select_related("campaign").order_by("kind", "name", "pk")
     )
-
-
-def _after_start(request: HtmxHttpRequest, url: str) -> HttpResponse:
-    """Post/Redirect/Get; htmx reloads the whole page, so that every form on it
-    gets a fresh browser seed from client-seed.js."""
-    if request.htmx:
-        return HttpResponseClientRedirect(url)
-    return redirect(url)
 
 
 # --- horror ----------------------------------------------------------------------------
@@ -111,7 +103,7 @@ def _horror_context(request: HttpRequest, access: Access, scene: Scene, *, form=
 def horror_page(request: HtmxHttpRequest, slug: str, scene_id: int) -> HttpResponse:
     """The scene's horror tests, newest first, with the GM's start form."""
     scene, access = scene_for(request, slug, scene_id)
-    return page_or_fragment(request, "rolls/horror.html", "horror-board", _horror_context(request, access, scene))
+    return page_or_fragment(request, "hitos/horror.html", "horror-board", _horror_context(request, access, scene))
 
 
 @login_required
@@ -135,10 +127,10 @@ def horror_start(request: HtmxHttpRequest, slug: str, scene_id: int) -> HttpResp
             form.add_error(None, exc)
         else:
             messages.success(request, _("Prueba de horror preparada: cada personaje ya puede tirar Entereza."))
-            return _after_start(request, reverse("hitos:horror", args=[scene.campaign.slug, scene.pk]))
+            return redirect_after(request, reverse("hitos:horror", args=[scene.campaign.slug, scene.pk]))
     # Nothing typed is lost: the form comes back with its errors (200, so htmx swaps it).
     return page_or_fragment(
-        request, "rolls/horror.html", "horror-board", _horror_context(request, access, scene, form=form)
+        request, "hitos/horror.html", "horror-board", _horror_context(request, access, scene, form=form)
     )
 
 
@@ -171,7 +163,7 @@ def horror_roll(request: HtmxHttpRequest, slug: str, scene_id: int, exposure_id:
         _decorate_tests([test], access, scene, errors)
         row = next(e for e in test.exposures.all() if e.pk == exposure.pk)
         context = {"exposure": row, "test": test, "campaign": scene.campaign, "scene": scene, "access": access}
-        return page_or_fragment(request, "rolls/horror.html", "horror-exposure", context)
+        return page_or_fragment(request, "hitos/horror.html", "horror-exposure", context)
     if errors:
         messages.error(request, errors[exposure.pk])
     else:
@@ -249,7 +241,7 @@ def _opposed_form(scene: Scene, data=None) -> OpposedStartForm:
 def opposed_page(request: HtmxHttpRequest, slug: str, scene_id: int) -> HttpResponse:
     """The scene's opposed rolls, newest first, with their tie-breaks (H9)."""
     scene, access = scene_for(request, slug, scene_id)
-    return page_or_fragment(request, "rolls/opposed.html", "opposed-board", _opposed_context(request, access, scene))
+    return page_or_fragment(request, "hitos/opposed.html", "opposed-board", _opposed_context(request, access, scene))
 
 
 @login_required
@@ -276,7 +268,7 @@ def opposed_start(request: HtmxHttpRequest, slug: str, scene_id: int) -> HttpRes
             form.add_error(None, exc)
         else:
             messages.success(request, _("Tirada enfrentada hecha y firmada."))
-            return _after_start(request, reverse("hitos:opposed", args=[scene.campaign.slug, scene.pk]))
+            return redirect_after(request, reverse("hitos:opposed", args=[scene.campaign.slug, scene.pk]))
     return page_or_fragment(
-        request, "rolls/opposed.html", "opposed-board", _opposed_context(request, access, scene, form=form)
+        request, "hitos/opposed.html", "opposed-board", _opposed_context(request, access, scene, form=form)
     )

@@ -18,7 +18,7 @@ from rolls import services
 from rolls.models import RollEntry, RollReveal
 from rolls.permissions import readable_rolls
 from systems.hitos.checks.services import check_setup
-from table.cards import card_context
+from table.cards import card
 
 
 def secret_check_roll(
@@ -99,7 +99,7 @@ def scene_secret_cards(access: Access, scene: Scene) -> list[dict]:
     return [
         {
             "entry": entry,
-            "card": card_context(entry, user=access.user, is_gm=access.is_gm, access=access, versions=[entry]),
+            "card": card(entry, access=access, versions=[entry]),
         }
         for entry in scene_secret_rolls(access, scene)
     ]

@@ -63,7 +63,7 @@ def secret_roll_create(request: HtmxHttpRequest, slug: str, scene_id: int) -> Ht
     else:
         form = SecretRollForm(characters=characters, initial={"seen": log.head_hash})
     context = {"campaign": scene.campaign, "scene": scene, "form": form}
-    return page_or_fragment(request, "rolls/secret_roll_form.html", "secret-form", context)
+    return page_or_fragment(request, "hitos/secret_roll_form.html", "secret-form", context)
 
 
 @login_required

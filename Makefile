@@ -23,6 +23,7 @@ $(VENV)/.dev-installed: requirements-dev.txt requirements.txt $(VENV)/.runtime-i
 	@touch $@
 
 run: $(VENV)/.runtime-installed
+	DEBUG=$${DEBUG:-1} $(PY) manage.py devdb_check
 	DEBUG=$${DEBUG:-1} $(PY) manage.py migrate --noinput
 	DEBUG=$${DEBUG:-1} $(PY) manage.py load_demo
 	@echo "Hitos en http://$(HOST)/  (Ctrl+C para parar)"

@@ -393,9 +393,8 @@ class SheetEvent(models.Model):
     summary = models.CharField(max_length=500)
     reason = models.CharField(_("motivo"), max_length=500, blank=True)
     post = models.ForeignKey("campaigns.Post", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
-    # The roll-log entry behind the change (rolls.RollEntry), by id and permalink.
-    roll_id = models.BigIntegerField(null=True, blank=True)
-    roll_url = models.CharField(max_length=200, blank=True)
+    # The roll-log entry behind the change (a test, a healing roll, an attack).
+    roll = models.ForeignKey("rolls.RollEntry", null=True, blank=True, on_delete=models.PROTECT, related_name="+")
     before = models.JSONField(default=dict, blank=True)
     after = models.JSONField(default=dict, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)

@@ -18,6 +18,7 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from campaigns import notify
+from rolls.services import hitos_check_roll
 from rules.hitos_drama import (
     BANK,
     GM_POOL,
@@ -40,20 +41,9 @@ from sheets.models import CHARACTERISTIC_FIELDS, Aspect, Character, SheetEvent, 
 EXPORT_FORMAT = "hitos-ficha/v1"
 
 
-class RollsUnavailable(ValidationError):
-    pass
-
-
 def _roll(**kwargs):
-    """Roll 3d10 through the campaign's verifiable roll log (rolls app).
-
-    Fails closed: if the roll log is not installed nothing is applied."""
-    try:
-        from rolls.services import hitos_check_roll
-    except ImportError as exc:
-        raise RollsUnavailable(
-            _("Las tiradas verificables todavía no están disponibles: no se ha aplicado nada.")
-        ) from exc
+    """Roll 3d10 through the campaign's verifiable roll log, in the caller's
+    transaction: a roll the log refuses leaves nothing applied."""
     return hitos_check_roll(**kwargs)
 
 
@@ -125,8 +115,7 @@ def _log(
         summary=summary[:500],
         reason=reason[:500],
         post=post,
-        roll_id=roll.pk if roll is not None else None,
-        roll_url=roll.get_absolute_url() if roll is not None else "",
+        roll=roll,
         before=before or {},
         after=after or {},
     )

@@ -550,7 +550,7 @@ def aspect_update(request: HtmxHttpRequest, slug: str, character_id: int, aspect
 @require_GET
 def sheet_history(request: HtmxHttpRequest, slug: str, character_id: int) -> HttpResponse:
     character, access, _options = _sheet_for(request, slug, character_id, need=perms.can_see_private)
-    events = SheetEvent.objects.filter(character=character).select_related("actor", "post")
+    events = SheetEvent.objects.filter(character=character).select_related("actor", "post", "roll")
     page_obj = Paginator(events, HISTORY_PAGE_SIZE).get_page(request.GET.get("pagina"))
     context = {"campaign": character.campaign, "character": character, "page_obj": page_obj}
     return page_or_fragment(request, "sheets/sheet_history.html", "history-entries", context)

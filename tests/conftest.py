@@ -19,7 +19,7 @@ def _plain_static_storage(settings):
     }
 
 
-# The PostgreSQL triggers that refuse TRUNCATE (the roll log's, rolls 0005).
+# The PostgreSQL triggers that refuse TRUNCATE (the roll log's, rolls 0003).
 TRUNCATE_TRIGGERS = """
 SELECT tgrelid::regclass::text, quote_ident(tgname) FROM pg_trigger
 WHERE NOT tgisinternal AND tgtype & 32 <> 0 AND tgenabled <> 'D'

@@ -15,11 +15,13 @@ from django.core.exceptions import PermissionDenied
 from django.db.models import Prefetch, Q
 
 from campaigns.permissions import Access
-from rolls.models import Activation, RollEntry, TableRoll
+from rolls.models import RollEntry
 from rules import hitos
 from sheets.models import Character
 from systems.hitos.activations import services as activations
 from systems.hitos.checks.services import reroll_refusal, reroll_refusals
+from systems.hitos.models import Activation
+from table.models import TableRoll
 
 # The die a reading keeps: C normally (H2), M after a positive re-roll (H15),
 # m after a negative one (H19).

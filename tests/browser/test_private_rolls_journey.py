@@ -34,9 +34,10 @@ from playwright.sync_api import Browser, Locator, Page, expect
 from accounts.models import User
 from campaigns.models import Campaign, Membership, Post, Role, Scene, Visibility
 from rolls import services as roll_services
-from rolls.models import RollEntry, TableRoll
+from rolls.models import RollEntry
 from sheets.models import Character, Skill
 from systems.hitos.checks.services import chance, check_setup
+from table.models import TableRoll
 from tests.browser.conftest import _REPORT_CSP_VIOLATIONS, TIMEOUT_MS, BrowserProblems
 from tests.factories import CampaignFactory, UserFactory
 

@@ -21,11 +21,12 @@ from playwright.sync_api import Browser, Locator, Page, expect
 
 from accounts.models import User
 from campaigns.models import Campaign
-from rolls.models import Activation, Attack, Combatant, TableRoll
 from sheets.models import Character
 from systems.hitos.activations.services import SCENE_ASPECT, SHEET_ASPECT
 from systems.hitos.checks.services import chance, check_setup
 from systems.hitos.combat import services as combat_services
+from systems.hitos.models import Activation, Attack, Combatant
+from table.models import TableRoll
 from tests.browser.conftest import _REPORT_CSP_VIOLATIONS, TIMEOUT_MS, BrowserProblems
 from tests.play.conftest import Play, make_play
 

@@ -5,7 +5,9 @@ from django.core.management import call_command
 
 from demo.campaign import demo_load
 from demo.table import TABLE_SCENE
-from rolls.models import Activation, Attack, HorrorTest, RollEntry, TableRoll
+from rolls.models import RollEntry
+from systems.hitos.models import Activation, Attack, HorrorTest
+from table.models import TableRoll
 
 pytestmark = pytest.mark.django_db
 

@@ -10,10 +10,12 @@ from django.urls import reverse
 from django.utils import timezone
 
 from campaigns.models import Notification
-from rolls.models import Activation, RollEntry, TableRoll, TableRollKind
+from rolls.models import RollEntry
 from sheets.models import Aspect, SheetEvent, Skill
 from systems.hitos.activations import services as activations
 from systems.hitos.checks.services import check_setup, table_check
+from systems.hitos.models import Activation, TableRollKind
+from table.models import TableRoll
 from tests.play.conftest import client_for, client_seed
 
 

@@ -10,10 +10,11 @@ import pytest
 from django.core.exceptions import ValidationError
 from django.db import connection, connections
 
-from rolls.models import Activation, RollEntry
+from rolls.models import RollEntry
 from sheets.models import SheetEvent
 from systems.hitos.activations import services as activations
 from systems.hitos.checks.services import check_setup, table_check
+from systems.hitos.models import Activation
 from tests.play.conftest import client_seed, make_play
 
 pytestmark = [

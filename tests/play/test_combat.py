@@ -10,12 +10,13 @@ from django.db import transaction
 from campaigns.models import Notification
 from campaigns.permissions import campaign_access
 from rolls import rollog
-from rolls.models import Combatant, RollEntry, TableRollKind
+from rolls.models import RollEntry
 from rules import hitos
 from rules.hitos_combat import attack_damage
 from sheets.models import Aspect, Character, SheetEvent
 from systems.hitos.checks.services import lock_table_roll, table_reroll
 from systems.hitos.combat import services as combat_services
+from systems.hitos.models import Combatant, TableRollKind
 
 
 @pytest.fixture

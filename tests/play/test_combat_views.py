@@ -8,10 +8,10 @@ from django.urls import reverse
 
 from campaigns.models import Notification
 from campaigns.permissions import campaign_access
-from rolls.models import Attack, Combat, Combatant
 from rules import hitos
 from sheets.models import SheetEvent
 from systems.hitos.combat import services as combat_services
+from systems.hitos.models import Attack, Combat, Combatant
 from tests.play.conftest import client_for, client_seed
 from tests.play.test_combat import dice  # noqa: F401 - a fixture
 

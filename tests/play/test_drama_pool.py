@@ -9,9 +9,9 @@ from django.core.exceptions import PermissionDenied, ValidationError
 from django.urls import reverse
 from django.utils import timezone
 
-from rolls.models import Activation
 from sheets.models import SheetEvent
 from systems.hitos.activations import services as activations
+from systems.hitos.models import Activation
 from tests.play.conftest import client_for
 
 

@@ -9,9 +9,10 @@ from pytest_django.asserts import assertContains, assertNotContains
 
 from campaigns.models import Scene
 from rolls import rollog
-from rolls.models import OpposedRoll, RollEntry, TableRollKind
+from rolls.models import RollEntry
 from rules import hitos
 from systems.hitos.checks.services import table_result
+from systems.hitos.models import OpposedRoll, TableRollKind
 from systems.hitos.opposed import services as opposed
 from tests.play.conftest import client_for, client_seed
 

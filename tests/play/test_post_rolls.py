@@ -15,12 +15,13 @@ from pytest_django.asserts import assertContains, assertNotContains
 
 from campaigns.models import Post
 from campaigns.permissions import campaign_access
-from rolls.models import RollEntry, TableRoll
+from rolls.models import RollEntry
 from rules import hitos
 from rules.probability import success_probability
 from systems.hitos.checks.services import table_reroll
 from systems.hitos.system import check_plan
 from table import services as table_services
+from table.models import TableRoll
 from tests.play.conftest import Play, client_for, client_seed, make_play
 
 XSS = "<script>alert(1)</script>"

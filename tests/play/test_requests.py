@@ -11,7 +11,7 @@ from pytest_django.asserts import assertContains, assertNotContains
 
 from campaigns.models import Notification, Post
 from campaigns.permissions import campaign_access
-from rolls.models import RollRequest, TableRoll
+from table.models import RollRequest, TableRoll
 from table.roll_requests import services as roll_requests
 from tests.play.conftest import Play, client_for, client_seed
 

@@ -8,10 +8,10 @@ from django.urls import reverse
 from pytest_django.asserts import assertContains, assertNotContains
 
 from campaigns.permissions import campaign_access
-from rolls.models import TableRoll
 from rules import hitos
 from systems.hitos.checks.services import check_setup, table_check, table_reroll
 from table.cards import card
+from table.models import TableRoll
 from tests.play.conftest import Play, client_for, client_seed
 
 

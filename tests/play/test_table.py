@@ -7,13 +7,14 @@ from fractions import Fraction
 import pytest
 from django.core.exceptions import ValidationError
 
-from rolls.models import RollEntry, TableRoll
+from rolls.models import RollEntry
 from rules import hitos
 from rules.hitos_drama import BANK, GM_POOL, Transfer
 from rules.probability import success_probability
 from sheets import services as sheet_services
 from sheets.models import SheetEvent
 from systems.hitos.checks import services as table
+from table.models import TableRoll
 from tests.play.conftest import client_seed
 
 

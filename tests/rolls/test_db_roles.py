@@ -3,7 +3,7 @@
 docs/deploy.md («The two database roles») sets up an owner that migrates and
 a role the site connects with. These tests run that page's grants for a
 throw-away role, switch to it with SET ROLE inside the test transaction and
-try what a compromised site could try. The triggers of rolls 0002 and 0005
+try what a compromised site could try. The triggers of rolls 0003
 also refuse TRUNCATE, UPDATE and DELETE to the owner itself.
 """
 
@@ -34,7 +34,7 @@ FROM pg_trigger t
 JOIN pg_class c ON c.oid = t.tgrelid
 CROSS JOIN (VALUES (8, 'DELETE'), (16, 'UPDATE'), (32, 'TRUNCATE')) AS ops (bit, op)
 WHERE NOT t.tgisinternal AND t.tgtype & 2 <> 0 AND t.tgtype & ops.bit <> 0
-  AND t.tgfoid IN ('rollog_refuse_change'::regproc, 'rolls_rollentry_refuse_change'::regproc)
+  AND t.tgfoid = 'rollog_refuse_change'::regproc
 ORDER BY 1, 2
 """
 

@@ -4,8 +4,8 @@ import pytest
 from django.test import Client
 
 from campaigns.models import Campaign, Membership, Role
-from rules.dice import FixedDice
-from rules.hitos import check, roll_3d10
+from rolls import rollog
+from rolls.models import RollEntry
 from sheets import services
 from sheets.models import Character
 from tests.factories import CampaignFactory, UserFactory
@@ -41,36 +41,39 @@ def world(db) -> World:
     return World(campaign, gm, player, other, reader, outsider, sheet)
 
 
-@dataclass
-class FakeEntry:
-    pk: int
-    dice: list
-    purpose: str
-    permalink: str = "abc123"
+class LoggedRolls:
+    """The campaign's real roll log, with chosen dice: each 3d10 the sheet
+    rolls (``sheets.services._roll``) draws the next dice set given, is
+    signed and appended as usual, and its arguments and entry are kept."""
 
-    def get_absolute_url(self) -> str:
-        return f"/tiradas/{self.permalink}/"
+    def __init__(self, monkeypatch, dice_sets):
+        self.queue = [list(d) for d in dice_sets]
+        self.calls: list[dict] = []
+        self.entries: list[RollEntry] = []
+        drawn: dict[str, list[int]] = {}
+        real_draw, real_roll = rollog.dice_for_spec, services._roll
 
+        def draw(seed, message, spec):
+            # The entry builder draws again to sign: the same roll gets the same dice.
+            if message not in drawn:
+                drawn[message] = self.queue.pop(0) if self.queue and spec == "3d10" else real_draw(seed, message, spec)
+            return list(drawn[message])
 
-class FakeRolls:
-    """Stands in for rolls.services.hitos_check_roll with chosen dice."""
+        def roll(**kwargs):
+            entry, result = real_roll(**kwargs)
+            self.calls.append({k: v for k, v in kwargs.items() if k not in ("campaign", "user")})
+            self.entries.append(entry)
+            return entry, result
 
-    def __init__(self, *dice_sets):
-        self.dice_sets = list(dice_sets)
-        self.calls = []
-
-    def __call__(self, *, campaign, user, purpose, modifier, difficulty, **kwargs):
-        dice = self.dice_sets.pop(0)
-        result = check(roll_3d10(FixedDice(dice)), modifier, difficulty)
-        self.calls.append({"purpose": purpose, "modifier": modifier, "difficulty": difficulty, **kwargs})
-        return FakeEntry(len(self.calls), list(dice), purpose), result
+        monkeypatch.setattr(rollog, "dice_for_spec", draw)
+        monkeypatch.setattr(services, "_roll", roll)
 
 
 @pytest.fixture
 def fake_rolls(monkeypatch):
-    def install(*dice_sets) -> FakeRolls:
-        fake = FakeRolls(*dice_sets)
-        monkeypatch.setattr(services, "_roll", fake)
-        return fake
+    """``fake_rolls([6, 7, 8], …)``: the next 3d10 of the real log are these."""
+
+    def install(*dice_sets) -> LoggedRolls:
+        return LoggedRolls(monkeypatch, dice_sets)
 
     return install

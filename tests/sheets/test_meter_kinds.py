@@ -4,6 +4,7 @@ that ``meter_apply`` dispatches to."""
 import pytest
 from django.core.exceptions import ValidationError
 
+from campaigns.models import Scene
 from sheets import services
 from sheets.meters import ESTABILIDAD, METER_ACTIONS, METERS, NEEDS_AMOUNT, RESISTENCIA
 from sheets.models import SheetEvent
@@ -47,9 +48,10 @@ def test_the_named_services_refuse_a_missing_amount_themselves(world, service):
 
 
 def test_the_trauma_test_rolls_entereza_in_the_scene_it_is_given(world, fake_rolls):
+    scene = Scene.objects.create(campaign=world.campaign, title="La cripta", position=1)
     rolls = fake_rolls([1, 2, 3])  # 2 + Entereza 6 = 8 < 12: failed
     change = services.meter_mark(
-        character=world.sheet, actor=world.gm, meter=services.MENTAL, amount=7, reason="El abismo", scene="escena"
+        character=world.sheet, actor=world.gm, meter=services.MENTAL, amount=7, reason="El abismo", scene=scene
     )
     call = rolls.calls[0]
     assert call["purpose"] == "Prueba de trauma de Inés (Entereza contra 12)"
@@ -57,11 +59,12 @@ def test_the_trauma_test_rolls_entereza_in_the_scene_it_is_given(world, fake_rol
         6,
         12,
         [("Entereza", 6)],
-        "escena",
+        scene,
     )
     assert (change.character.mental_slashes, change.character.mental_crosses) == (18, 0)
     assert change.event.kind == "imbalance" and change.event.summary == "7 · prueba fallada"
-    assert change.event.reason == "El abismo" and change.event.roll_id == 1
+    assert change.event.reason == "El abismo" and change.event.roll == rolls.entries[0]
+    assert rolls.entries[0].scene == scene and rolls.entries[0].entry["dice"] == [1, 2, 3]
 
 
 def test_the_monthly_recovery_roll_goes_through_the_log(world, fake_rolls):

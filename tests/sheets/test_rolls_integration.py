@@ -18,7 +18,7 @@ def test_mass_damage_test_is_a_signed_entry_in_the_campaign_log(world):
     assert len(entry.dice) == 3 and change.check.difficulty == 12 and change.check.modifier == 5
     assert "daño masivo" in entry.purpose
     event = SheetEvent.objects.get(character=world.sheet)
-    assert event.roll_id == entry.pk and event.roll_url == entry.get_absolute_url()
+    assert event.roll == entry
     # The outcome the rules give for that roll is what was marked.
     expected = (9, 0) if change.check.success else (15, 0)
     assert (change.character.health_slashes, change.character.health_crosses) == expected

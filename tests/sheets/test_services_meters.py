@@ -21,7 +21,7 @@ def test_the_rules_spec_meter_sequence_with_aguante_5(world, fake_rolls):
     change = _apply(sheet, gm, "damage", 7)
     assert (change.character.health_slashes, change.character.health_crosses) == (7, 0)
     assert change.character.health_label == "Herido"
-    assert change.check.success and change.roll.dice == [6, 7, 8]
+    assert change.check.success and change.roll.entry["dice"] == [6, 7, 8]
     assert rolls.calls[0]["difficulty"] == 12 and rolls.calls[0]["modifier"] == 5
     change = _apply(sheet, gm, "shock")
     assert (change.character.health_slashes, change.character.health_crosses) == (0, 4)
@@ -38,7 +38,7 @@ def test_the_rules_spec_meter_sequence_with_aguante_5(world, fake_rolls):
     kinds = list(SheetEvent.objects.filter(character=sheet).order_by("id").values_list("kind", flat=True))
     assert kinds == ["damage", "shock", "damage", "damage"]
     last = SheetEvent.objects.filter(character=sheet).order_by("id").last()
-    assert last.actor == gm and last.roll_id == 2 and last.roll_url == "/tiradas/abc123/"
+    assert last.actor == gm and last.roll == rolls.entries[1]
     assert last.before == {"boxes": "××××∕∕∕∕·······", "slashes": 4, "crosses": 4, "state": "Herido"}
     assert last.after["state"] == "Moribundo"
 
@@ -81,7 +81,7 @@ def test_weekly_healing_roll_goes_through_the_log_and_recovers_c(world, fake_rol
     change = _apply(sheet, world.gm, "healing_roll")
     assert rolls.calls[0]["difficulty"] == 10
     assert (change.character.health_slashes, change.character.health_crosses) == (1, 0)
-    assert change.event.kind == "healing_roll" and change.event.roll_id == 1
+    assert change.event.kind == "healing_roll" and change.event.roll == rolls.entries[0]
 
 
 def test_a_sano_character_heals_fully_without_a_roll(world, fake_rolls):
@@ -91,11 +91,9 @@ def test_a_sano_character_heals_fully_without_a_roll(world, fake_rolls):
     assert change.character.health_meter.lost == 0 and rolls.calls == []
 
 
-def test_roll_actions_fail_closed_when_the_roll_log_is_missing(world, monkeypatch):
+def test_roll_actions_fail_closed_when_the_log_refuses_the_roll(world, monkeypatch):
     def unavailable(**kwargs):
-        raise services.RollsUnavailable(
-            "Las tiradas verificables todavía no están disponibles: no se ha aplicado nada."
-        )
+        raise ValidationError("El registro de tiradas no admite la tirada: no se ha aplicado nada.")
 
     monkeypatch.setattr(services, "_roll", unavailable)
     with pytest.raises(ValidationError):

@@ -236,7 +236,7 @@ def test_gm_applies_damage_without_javascript_post_redirect_get(world):
 
 
 def test_gm_applies_nine_damage_with_htmx_and_sees_the_roll_and_the_state(world, fake_rolls):
-    fake_rolls([5, 7, 8])  # 7 + 5 = 12: passed
+    rolls = fake_rolls([5, 7, 8])  # 7 + 5 = 12: passed
     response = world.client("gm").post(
         _url("meter-update", world, world.sheet.pk, "resistencia"),
         {"resistencia-action": "damage", "resistencia-amount": "9"},
@@ -244,7 +244,8 @@ def test_gm_applies_nine_damage_with_htmx_and_sees_the_roll_and_the_state(world,
     )
     assert response.status_code == 200
     assert response.text.lstrip().startswith('<section id="sheet-meters"')
-    assert "5 · 7 · 8" in response.text and "éxito" in response.text and "/tiradas/abc123/" in response.text
+    assert "5 · 7 · 8" in response.text and "éxito" in response.text
+    assert rolls.entries[0].get_absolute_url() in response.text
     assert "Resistencia: 9 barras y 0 aspas en 15 casillas; quedan 6." in response.text
     assert "Estado: Herido." in response.text
 
@@ -273,12 +274,12 @@ def test_bad_damage_is_a_spanish_field_error_and_nothing_changes(world, amount, 
 
 
 def test_roll_actions_fail_closed_in_the_view(world, monkeypatch):
+    from django.core.exceptions import ValidationError
+
     from sheets import services
 
     def unavailable(**kwargs):
-        raise services.RollsUnavailable(
-            "Las tiradas verificables todavía no están disponibles: no se ha aplicado nada."
-        )
+        raise ValidationError("El registro de tiradas no admite la tirada: no se ha aplicado nada.")
 
     monkeypatch.setattr(services, "_roll", unavailable)
     response = world.client("gm").post(
@@ -286,7 +287,7 @@ def test_roll_actions_fail_closed_in_the_view(world, monkeypatch):
         {"resistencia-action": "damage", "resistencia-amount": "9"},
     )
     assert response.status_code == 200
-    assert "Las tiradas verificables todavía no están disponibles" in response.text
+    assert "El registro de tiradas no admite la tirada" in response.text
     world.sheet.refresh_from_db()
     assert world.sheet.health_slashes == 0
 

@@ -68,7 +68,7 @@ from campaigns.models import Membership, SceneAspect, SceneRead
 from campaigns.permissions import campaign_access
 from rolls import rollog
 from rolls.forms import CLIENT_SEED_MAX_LENGTH, CLIENT_SEED_MESSAGE, FreeRollForm
-from rolls.models import Attack, CampaignLog, Combatant, HorrorExposure, TableRoll
+from rolls.models import CampaignLog
 from sheets import services as sheet_services
 from sheets.forms import (
     SECUELA_MAX,
@@ -103,9 +103,11 @@ from systems.hitos.combat.forms import (
 )
 from systems.hitos.horror import services as horror
 from systems.hitos.horror.forms import ExposureRollForm, HorrorStartForm, OpposedStartForm
+from systems.hitos.models import Attack, Combatant, HorrorExposure
 from systems.hitos.options.forms import CampaignOptionsForm
 from systems.hitos.secret.forms import SecretRollForm
 from table.forms import TablePostForm
+from table.models import TableRoll
 from tests.factories import UserFactory
 from tests.play.conftest import Play, client_seed, make_play
 

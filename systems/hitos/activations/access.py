@@ -10,8 +10,8 @@ from django.utils.translation import gettext as _
 
 from campaigns import permissions as perms
 from campaigns.permissions import Access, campaign_access
-from rolls.models import Activation
 from systems.hitos.cards import activations_prefetch
+from systems.hitos.models import Activation
 from table.access import may_read_table_roll
 from table.models import TableRoll
 

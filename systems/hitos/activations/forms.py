@@ -8,9 +8,9 @@ from django import forms
 from django.utils.translation import gettext_lazy as _
 
 from accounts.limits import LIMIT_MESSAGES, text_field
-from rolls.models import Activation
 from sheets.models import SheetEvent
 from systems.hitos.activations.services import FREE_TEXT, AspectOption, narrative_exhaust_options
+from systems.hitos.models import Activation
 
 FREE_CHOICE = "libre"
 POINT = "point"

@@ -28,7 +28,6 @@ from django.utils.translation import gettext as _
 from campaigns import notify
 from campaigns.models import Campaign, SceneAspect
 from campaigns.permissions import Access, campaign_access
-from rolls.models import Activation, TableRoll
 from rolls.services import campaign_options
 from rules import hitos, hitos_drama
 from rules.hitos_drama import BANK, Transfer
@@ -41,6 +40,8 @@ from systems.hitos.checks.services import (
     side_for,
     table_reroll,
 )
+from systems.hitos.models import Activation
+from table.models import TableRoll
 
 # Prefixes of an aspect choice: a sheet aspect, a scene's situation aspect,
 # or (the GM's negative activations only) free text.

@@ -23,7 +23,6 @@ from campaigns import permissions as perms
 from campaigns.models import Campaign
 from campaigns.permissions import Access
 from hitos_site.htmx import HtmxHttpRequest, page_or_fragment, wants_fragment
-from rolls.models import Activation, TableRoll
 from rules import hitos
 from sheets.models import Character, SheetEvent
 from sheets.services import gm_pool_set
@@ -32,8 +31,10 @@ from systems.hitos.activations.access import activation_for, table_roll_for
 from systems.hitos.activations.forms import DramaPoolForm, NarrativeForm, NegativeActivationForm, PositiveActivationForm
 from systems.hitos.cards import activations_prefetch
 from systems.hitos.checks.services import parse_positions
+from systems.hitos.models import Activation
 from table.access import campaign_for
 from table.cards import card
+from table.models import TableRoll
 
 RECENT_DRAMA_EVENTS = 30
 
@@ -303,7 +304,7 @@ def _drama_page(
     )
     events = (
         SheetEvent.objects.filter(campaign=campaign, kind=SheetEvent.Kind.DRAMA)
-        .select_related("actor", "character")
+        .select_related("actor", "character", "roll")
         .order_by("-created_at", "-id")[:RECENT_DRAMA_EVENTS]
     )
     pending = list(

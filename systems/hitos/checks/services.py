@@ -23,13 +23,15 @@ from django.db.models import Q
 from django.utils.translation import gettext as _
 
 from campaigns.models import Campaign
-from rolls.models import Attack, RollEntry, TableRoll, TableRollKind
+from rolls.models import RollEntry
 from rolls.services import campaign_options, hitos_reader, reroll_append, roll_append
 from rules import hitos
 from rules.hitos_drama import GM_POOL, Side
 from rules.probability import success_probability
 from sheets.models import CHARACTERISTIC_FIELDS, CHARACTERISTIC_LABELS, Character
 from sheets.services import drama_account
+from systems.hitos.models import Attack, TableRollKind
+from table.models import TableRoll
 
 ARCANE_CATEGORIES = frozenset({"arcana"})
 
@@ -206,7 +208,7 @@ def reroll_refusals(table_rolls: Iterable[TableRoll]) -> dict[int, str | None]:
 
     Every re-roll goes through ``table_reroll``, which asks this first; the
     activation forms and the roll cards ask it too."""
-    from rolls.models import OpposedRoll
+    from systems.hitos.models import OpposedRoll
 
     table_rolls = list(table_rolls)
     refusals: dict[int, str | None] = {tr.pk: None for tr in table_rolls}

@@ -9,9 +9,9 @@ from django.utils.translation import gettext_lazy
 from accounts.limits import LIMIT_MESSAGES, HiddenErrorsShown, text_field
 from campaigns.models import Campaign
 from rolls.forms import MODIFIER_REASON_MAX, client_seed_field, modifier_field
-from rolls.models import Combat, Combatant
 from sheets.models import Aspect
 from systems.hitos.combat import services
+from systems.hitos.models import Combat, Combatant
 
 
 class CombatStartForm(forms.Form):

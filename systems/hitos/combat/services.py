@@ -23,7 +23,6 @@ from django.utils.translation import gettext as _
 from campaigns import notify
 from campaigns.models import Scene
 from campaigns.permissions import Access
-from rolls.models import Activation, Attack, Combat, Combatant, TableRoll, TableRollKind
 from rolls.services import campaign_options
 from rules import hitos
 from rules.hitos_codes import parse_damage_code, shift_code
@@ -52,6 +51,8 @@ from systems.hitos.checks.services import (
     table_check,
     table_result,
 )
+from systems.hitos.models import Activation, Attack, Combat, Combatant, TableRollKind
+from table.models import TableRoll
 
 # H40 — ties still standing after this many roll-offs keep the order they
 # were added in (a table would have settled it long before).
@@ -579,7 +580,7 @@ def damage_apply(*, attack: Attack, access: Access) -> Attack:
         )
         if change.event.roll_id is None:
             # The event points at the attack roll, unless a mass-damage test took its place.
-            SheetEvent.objects.filter(pk=change.event.pk).update(roll_id=entry.pk, roll_url=entry.get_absolute_url())
+            SheetEvent.objects.filter(pk=change.event.pk).update(roll=entry)
         locked.damage_applied = damage.total
         locked.applied_at = timezone.now()
         locked.applied_by = access.user

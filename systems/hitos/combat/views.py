@@ -24,7 +24,6 @@ from campaigns import permissions as perms
 from campaigns.models import Scene
 from campaigns.permissions import Access
 from hitos_site.htmx import HtmxHttpRequest, after_action, page_or_fragment
-from rolls.models import Attack, Combat, Combatant
 from sheets.models import Skill, Weapon
 from sheets.permissions import can_play_character
 from systems.hitos.cards import activations_prefetch
@@ -38,6 +37,7 @@ from systems.hitos.combat.forms import (
     EffectForm,
     ShiftForm,
 )
+from systems.hitos.models import Attack, Combat, Combatant
 from table.access import scene_for
 from table.cards import cards_for
 

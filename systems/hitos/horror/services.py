@@ -21,7 +21,6 @@ from django.utils.translation import gettext_noop
 from campaigns import notify
 from campaigns.models import Scene
 from campaigns.permissions import Access, campaign_access
-from rolls.models import HorrorExposure, HorrorTest, TableRollKind
 from rolls.services import campaign_options
 from rules import hitos
 from rules.hitos_health import HORROR_LEVELS, HorrorLevel, horror, horror_level, horror_test_due, shift_horror
@@ -29,6 +28,7 @@ from sheets.models import Character
 from sheets.permissions import can_play_character
 from sheets.services import MENTAL, meter_apply
 from systems.hitos.checks.services import CheckSetup, table_check
+from systems.hitos.models import HorrorExposure, HorrorTest, TableRollKind
 
 SHIFTS = (-1, 0, 1)
 
@@ -211,9 +211,8 @@ def exposure_roll(*, exposure: HorrorExposure, actor, client_seed: str | None = 
             event = change.event
             if event.roll_id is None:
                 # Without a trauma test the change points at the exposure roll itself.
-                event.roll_id = entry.pk
-                event.roll_url = entry.get_absolute_url()
-                event.save(update_fields=["roll_id", "roll_url"])
+                event.roll = entry
+                event.save(update_fields=["roll"])
             lost = change.character.mental_meter.lost - lost_before
         locked.table_roll = table_roll
         locked.loss = outcome.loss

@@ -22,12 +22,12 @@ from campaigns import permissions as perms
 from campaigns.models import Campaign, Scene
 from campaigns.permissions import Access
 from hitos_site.htmx import HtmxHttpRequest, page_or_fragment, redirect_after
-from rolls.models import HorrorExposure, HorrorTest, OpposedRoll
 from rules.hitos import Opposed
 from sheets.models import Character, Skill
 from systems.hitos.cards import activations_prefetch
 from systems.hitos.horror import services as horror
 from systems.hitos.horror.forms import ExposureRollForm, HorrorStartForm, OpposedStartForm
+from systems.hitos.models import HorrorExposure, HorrorTest, OpposedRoll
 from systems.hitos.opposed import services as opposed
 from table.access import scene_for
 from table.cards import cards_for

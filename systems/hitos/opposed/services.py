@@ -20,10 +20,11 @@ from django.utils.translation import gettext as _
 
 from campaigns.models import Scene
 from campaigns.permissions import campaign_access
-from rolls.models import OpposedRoll, TableRoll, TableRollKind
 from rules import hitos
 from sheets.models import Character
 from systems.hitos.checks.services import CheckSetup, check_setup, owner_for, table_check, table_result
+from systems.hitos.models import OpposedRoll, TableRollKind
+from table.models import TableRoll
 
 # A tie not allowed is rolled again; ties are rare (both totals equal), so
 # this bound is only a guard against a loop that never ends.

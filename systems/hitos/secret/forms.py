@@ -9,9 +9,10 @@ from django.utils.translation import gettext_lazy as _
 
 from accounts.limits import LIMIT_MESSAGES, HiddenErrorsShown, max_length_of, text_field
 from rolls.forms import client_seed_field, modifier_field
-from rolls.models import RollEntry, RollRequest
+from rolls.models import RollEntry
 from rules.notation import MAX_LENGTH
 from sheets.models import CHARACTERISTIC_LABELS
+from table.models import RollRequest
 
 # The highest difficulty of the HITOS scale is 30 (H5); a GM may go a bit beyond.
 DIFFICULTY_LIMIT = 50

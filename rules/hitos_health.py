@@ -252,8 +252,9 @@ def _stabilise(meter: Meter, test: CheckResult, state: str, secuela_always: bool
 
 
 class Aspect(StrEnum):
-    """An aspect activated on a healing, recovery or horror test: it changes
-    which die counts or the level, it does not re-roll (H68–H70, H88, Q11)."""
+    """An aspect activated on a horror exposure test: it shifts the level,
+    it does not re-roll (H81, Q11). On a healing or recovery roll an aspect is
+    an ordinary activation instead (K16): the roll's reading says it."""
 
     POSITIVE = "positive"
     NEGATIVE = "negative"
@@ -280,6 +281,7 @@ HEALING_RULES: dict[str, RecoveryRule | None] = {
 # failure loses C (positive aspect m, negative M).
 UNRESTED_WORST = RecoveryRule(15, "0", "0", "0", loses_on_failure=True)
 _UNRESTED_LOSS = ("C", "m", "M")  # normal, positive, negative
+_READING_INDEX = {Reading.NORMAL: 0, Reading.POSITIVE: 1, Reading.NEGATIVE: 2}
 
 # H88 — monthly mental recovery by mental state.
 RECOVERY_RULES: dict[str, RecoveryRule | None] = {
@@ -318,22 +320,37 @@ class RecoveryOutcome:
     test: CheckResult | None
 
 
+def _recovered(rule: RecoveryRule, test: CheckResult, low: int, mid: int, high: int) -> int:
+    """What a successful periodic roll recovers. K16: after an activation
+    (H14) the activated value is the amount, as it decided the success — M or
+    the pair/triple sum (H15) after a positive one, m or the negative value
+    (H19) after a negative one, never below 0. Without one, the state's code
+    (H68, H69, H88), a critical's better code; a critical read negatively
+    recovers the plain code: the two cancel out (K18)."""
+    reading = test.roll.reading
+    if reading == Reading.NEGATIVE and test.critical:
+        return code_value(rule.success, low, mid, high)
+    if reading != Reading.NORMAL:
+        return max(0, test.value)
+    return code_value(rule.better if test.critical else rule.success, low, mid, high)
+
+
 def recover(
     meter: Meter,
     state: HealthState | MentalState,
     test: CheckResult | None = None,
     *,
-    aspect: Aspect | None = None,
     rested: bool = True,
     options: HitosOptions = DEFAULT_OPTIONS,
 ) -> RecoveryOutcome:
     """Apply one healing period (H67–H70) or mental recovery period (H88).
 
-    ``test`` is the Aguante (Entereza) test at ``recovery_rule(...).difficulty``;
-    it is not needed for Sano / Cuerdo with rest, who recover everything.
-    Recovery erases crosses first (Q12). A fumble loses M points (H68, H88),
-    marked as crosses by default (K9). A critical counts as a positive aspect;
-    a critical with a negative aspect reads as a plain success.
+    ``test`` is the Aguante (Entereza) test at ``recovery_rule(...).difficulty``,
+    read as it stands after any activation (K16: ``_recovered``); it is not
+    needed for Sano / Cuerdo with rest, who recover everything. Recovery
+    erases crosses first (Q12). A fumble loses M points (H68, H88), marked as
+    crosses by default (K9). Without rest, an Incapacitado's (Trastornado's)
+    failure loses C, m after a positive activation, M after a negative one (H70).
     """
     if rested and state in (HealthState.SANO, MentalState.CUERDO):
         after = meter.cleared()
@@ -346,21 +363,16 @@ def recover(
     if test.difficulty != rule.difficulty:
         raise ValueError(f"La tirada de recuperación debe ser a dificultad {rule.difficulty}, no {test.difficulty}.")
     low, mid, high = test.roll.sorted
-    better = aspect is Aspect.POSITIVE or (test.critical and aspect is not Aspect.NEGATIVE)
-    worse = aspect is Aspect.NEGATIVE and not test.critical
     if test.fumble:
         lost = high
     elif rule.loses_on_failure:
         if test.success:
             return RecoveryOutcome(meter, 0, 0, test)
-        code = _UNRESTED_LOSS[1] if better else _UNRESTED_LOSS[2] if worse else _UNRESTED_LOSS[0]
-        lost = code_value(code, low, mid, high)
+        lost = code_value(_UNRESTED_LOSS[_READING_INDEX[test.roll.reading]], low, mid, high)
     elif not test.success:
         return RecoveryOutcome(meter, 0, 0, test)
     else:
-        code = rule.better if better else rule.worse if worse else rule.success
-        gained = code_value(code, low, mid, high)
-        after = meter.heal(gained)
+        after = meter.heal(_recovered(rule, test, low, mid, high))
         return RecoveryOutcome(after, meter.lost - after.lost, 0, test)
     if options.healing_fumble_marks == "crosses":
         after = meter.mark_consolidated(lost)

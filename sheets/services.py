@@ -9,7 +9,8 @@ simultaneous damage applications both land.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from copy import copy
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from django.core.exceptions import ValidationError
@@ -18,7 +19,6 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from campaigns import notify
-from rolls.services import hitos_check_roll
 from rules.hitos_drama import (
     BANK,
     GM_POOL,
@@ -31,6 +31,7 @@ from rules.hitos_drama import (
 from rules.hitos_health import massive_test_due, recover, recovery_rule
 from rules.hitos_scores import CULTOS_INNOMBRABLES_BUDGET, creation_warnings
 from rules.meters import Meter
+from sheets import rolling
 from sheets.meters import HEALTH as HEALTH
 from sheets.meters import MENTAL as MENTAL
 from sheets.meters import METER_ACTIONS as METER_ACTIONS
@@ -42,9 +43,10 @@ EXPORT_FORMAT = "hitos-ficha/v1"
 
 
 def _roll(**kwargs):
-    """Roll 3d10 through the campaign's verifiable roll log, in the caller's
-    transaction: a roll the log refuses leaves nothing applied."""
-    return hitos_check_roll(**kwargs)
+    """Roll a test at the table, through the campaign's verifiable roll log,
+    in the caller's transaction: a roll the log refuses leaves nothing
+    applied (``sheets.rolling``)."""
+    return rolling.roll(**kwargs)
 
 
 # --- the sheet itself -----------------------------------------------------------
@@ -381,11 +383,14 @@ def _require_amount(amount: int | None) -> None:
         raise ValidationError(_("Indica una cantidad entera de 0 o más."))
 
 
-def _meter_roll(locked: Character, actor, kind: MeterKind, *, purpose: str, difficulty: int, post, scene):
+def _meter_roll(locked: Character, actor, kind: MeterKind, *, purpose: str, difficulty: int, post, scene, facts: dict):
     """A test of the meter's threshold (Aguante or Entereza) through the
-    campaign's roll log, placed in the post's scene unless ``scene`` is given."""
+    campaign's roll log, placed in the post's scene unless ``scene`` is given;
+    ``facts`` (the meter, the action and its inputs) let an activation re-read
+    it later (``meter_reread``)."""
     threshold = kind.threshold_of(locked)
     return _roll(
+        facts={"meter": kind.key, **facts},
         campaign=locked.campaign,
         user=actor,
         purpose=purpose % {"name": locked.name},
@@ -437,6 +442,68 @@ def _meter_change(
     return MeterChange(locked, event, marks.roll, marks.check)
 
 
+def _loss_marks(kind: MeterKind, locked: Character, current: Meter, amount: int, check) -> _Marks:
+    """A loss of ``amount`` on the meter, with the mass-damage / trauma test's
+    result when one was due (rules/: ``take_damage`` / ``take_imbalance``)."""
+    outcome = kind.take_loss(current, amount, threshold=kind.threshold_of(locked), test=check)
+    summary = str(amount)
+    if outcome.test_due:
+        summary += " · " + (_("prueba superada") if outcome.test_passed else _("prueba fallada"))
+    return _Marks(outcome.after, summary, check=check)
+
+
+def _recovery_marks(kind: MeterKind, locked: Character, current: Meter, rested: bool, check) -> _Marks:
+    """One recovery period, read from the roll as it stands (K16: after an
+    activation the activated value decides)."""
+    result = recover(current, kind.state(locked), check, rested=rested, options=locked.options)
+    if result.lost:
+        summary = _("pierde %(n)s") % {"n": result.lost}
+    else:
+        summary = _("recupera %(n)s") % {"n": result.recovered}
+    return _Marks(result.after, summary, check=check)
+
+
+def meter_reread(*, previous, entry, check, facts: dict, actor) -> MeterChange | None:
+    """A sheet's test re-read after an activation re-rolled it (K16; the game
+    calls this, ``sheets.rolling``): the meter goes where the new reading
+    takes it from where the roll found it. Marks made since stay: the change
+    is the difference between what the old and the new reading did. Side
+    effects: the marks and a ``SheetEvent`` pointing at the new version.
+    Runs in the caller's transaction, which holds the sheet's row lock."""
+    event = SheetEvent.objects.filter(roll=previous, character__isnull=False).order_by("-pk").first()
+    kind = METERS.get(facts.get("meter", ""))
+    if event is None or kind is None:
+        return None
+    locked = Character.objects.select_for_update(of=("self",)).select_related("campaign").get(pk=event.character_id)
+    then = copy(locked)
+    kind.store(then, Meter(kind.meter(locked).capacity, event.before["slashes"], event.before["crosses"]))
+    current = kind.meter(then)
+    if facts.get("action") == kind.recovery:
+        marks = _recovery_marks(kind, then, current, bool(facts.get("rested", True)), check)
+    else:
+        marks = _loss_marks(kind, then, current, int(facts.get("amount", 0)), check)
+    now = kind.meter(locked)
+    slashes = max(now.slashes + marks.after.slashes - event.after["slashes"], 0)
+    crosses = max(now.crosses + marks.after.crosses - event.after["crosses"], 0)
+    # Marks that no longer fit the meter are dropped, as the rules resize it.
+    moved = Meter(max(now.capacity, slashes + crosses), slashes, crosses).resized(now.capacity)
+    before = kind.snapshot(locked)
+    locked.save(update_fields=[*kind.store(locked, moved), "updated_at"])
+    summary = _("releída tras una activación: %(summary)s") % {"summary": marks.summary}
+    new_event = _log(
+        locked,
+        locked.campaign,
+        actor,
+        event.kind,
+        summary,
+        post=event.post,
+        roll=entry,
+        before=before,
+        after=kind.snapshot(locked),
+    )
+    return MeterChange(locked, new_event, entry, check)
+
+
 def meter_mark(
     *, character: Character, actor, meter: str, amount: int, reason: str = "", post=None, scene=None
 ) -> MeterChange:
@@ -448,17 +515,19 @@ def meter_mark(
     _require_amount(amount)
 
     def step(locked: Character, current: Meter) -> _Marks:
-        threshold = kind.threshold_of(locked)
         roll = check = None
-        if massive_test_due(amount, threshold):
+        if massive_test_due(amount, kind.threshold_of(locked)):
             roll, check = _meter_roll(
-                locked, actor, kind, purpose=kind.test_purpose, difficulty=kind.test_difficulty, post=post, scene=scene
+                locked,
+                actor,
+                kind,
+                purpose=kind.test_purpose,
+                difficulty=kind.test_difficulty,
+                post=post,
+                scene=scene,
+                facts={"action": kind.loss, "amount": amount},
             )
-        outcome = kind.take_loss(current, amount, threshold=threshold, test=check)
-        summary = str(amount)
-        if outcome.test_due:
-            summary += " · " + (_("prueba superada") if outcome.test_passed else _("prueba fallada"))
-        return _Marks(outcome.after, summary, roll, check)
+        return replace(_loss_marks(kind, locked, current, amount, check), roll=roll)
 
     return _meter_change(character, actor, kind, kind.loss, step, reason=reason, post=post)
 
@@ -525,14 +594,16 @@ def meter_recovery_roll(
         roll = check = None
         if rule is not None and not (rested and state == kind.whole_state):
             roll, check = _meter_roll(
-                locked, actor, kind, purpose=kind.recovery_purpose, difficulty=rule.difficulty, post=post, scene=scene
+                locked,
+                actor,
+                kind,
+                purpose=kind.recovery_purpose,
+                difficulty=rule.difficulty,
+                post=post,
+                scene=scene,
+                facts={"action": kind.recovery, "rested": rested},
             )
-        result = recover(current, state, check, rested=rested, options=locked.options)
-        if result.lost:
-            summary = _("pierde %(n)s") % {"n": result.lost}
-        else:
-            summary = _("recupera %(n)s") % {"n": result.recovered}
-        return _Marks(result.after, summary, roll, check)
+        return replace(_recovery_marks(kind, locked, current, rested, check), roll=roll)
 
     return _meter_change(character, actor, kind, kind.recovery, step, reason=reason, post=post)
 

@@ -42,6 +42,9 @@ class TableRoll(models.Model):
     # An action with an arcane skill: activations may take Degeneración (H92).
     arcane = models.BooleanField(default=False)
     position = models.PositiveSmallIntegerField(default=0)
+    # What the game needs to read the roll again after a re-roll that the
+    # signed entry does not say (e.g. which meter a sheet's test changed).
+    facts = models.JSONField(default=dict, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

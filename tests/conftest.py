@@ -1,8 +1,35 @@
+"""Fixtures for every test, and the one world the table's tests play in.
+
+``World`` (``make_world``) is a HITOS campaign with its roll log open: the GM,
+two players (Ana with Inés, Bruno with Tomás: approved characters with skills,
+a knife, a hito and drama points), a reader, an outsider, the GM's NPC, an
+open scene with a situation aspect and a first post by Ana; on request also a
+second post whispered to the GM, or no NPC. ``world.client("gm")`` and
+``client_for(user)`` give logged-in test clients.
+
+``play`` and ``private_play`` are that world in a public and a private
+campaign; the roll log's ``table`` (tests/rolls/conftest.py) is the same
+world with the whisper. The forum's permission world (tests/campaigns) and
+the sheets' (tests/sheets) are their own. Factories are in tests/factories.py.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Self
+
 import pytest
 from django.db import connection, transaction
 from django.test import Client
 
-from tests.factories import CampaignFactory, UserFactory
+from accounts.models import User
+from campaigns.models import Campaign, Membership, Post, Role, Scene, SceneAspect, Visibility
+from rolls import rollog
+from rolls import services as roll_services
+from sheets.models import Aspect, Character
+from tests.factories import AspectFactory, CampaignFactory, UserFactory, play_character
 
 
 @pytest.fixture(autouse=True)
@@ -74,3 +101,159 @@ def user_client(user) -> Client:
 @pytest.fixture
 def campaign(db):
     return CampaignFactory()
+
+
+# --- The world ------------------------------------------------------------------------------
+
+
+def client_for(user: User | None) -> Client:
+    """A test client logged in as ``user`` (anonymous for None)."""
+    client = Client()
+    if user is not None:
+        client.force_login(user)
+    return client
+
+
+@dataclass
+class World:
+    """The table's world (see the module's docstring); ``World.build()`` makes one."""
+
+    campaign: Campaign
+    scene: Scene
+    gm: User
+    ana: User
+    bruno: User
+    reader: User
+    outsider: User
+    ines: Character  # Ana's character
+    tomas: Character  # Bruno's character
+    npc: Character | None  # a GM-owned NPC (made unless asked not to)
+    ines_aspect: Aspect
+    tomas_aspect: Aspect
+    scene_aspect: SceneAspect
+    post: Post  # Ana's, as Inés, to everyone
+    whisper: Post | None = None  # Ana's, to the GM alone (made when asked)
+
+    # The names other tests give the same people: the player, the other player
+    # and the player's character.
+    @property
+    def player(self) -> User:
+        return self.ana
+
+    @property
+    def other(self) -> User:
+        return self.bruno
+
+    @property
+    def character(self) -> Character:
+        return self.ines
+
+    def user(self, role: str) -> User | None:
+        """The user of a role ("gm", "ana", "player", "reader", …); None for "anonymous"."""
+        return None if role == "anonymous" else getattr(self, role)
+
+    def client(self, role: str) -> Client:
+        """A test client logged in as the role's user ("anonymous": not logged in)."""
+        return client_for(self.user(role))
+
+    @classmethod
+    def build(cls, visibility: str = Visibility.PUBLIC, *, whisper: bool = False, npc: bool = True) -> Self:
+        gm = UserFactory(display_name="La Directora")
+        campaign = CampaignFactory(title="La mansión", gm=gm, visibility=visibility)
+        roll_services.log_open(campaign=campaign)
+        ana = UserFactory(display_name="Ana")
+        bruno = UserFactory(display_name="Bruno")
+        reader = UserFactory(display_name="La Lectora")
+        for member, role in ((ana, Role.PLAYER), (bruno, Role.PLAYER), (reader, Role.READER)):
+            Membership.objects.create(campaign=campaign, user=member, role=role)
+        scene = Scene.objects.create(campaign=campaign, title="El vestíbulo")
+        scene_aspect = SceneAspect.objects.create(scene=scene, phrase="Oscuridad casi total")
+        ines = play_character(campaign, ana, "Inés Salcedo")
+        tomas = play_character(campaign, bruno, "Tomás Ferrer")
+        butler = play_character(campaign, gm, "El mayordomo", kind=Character.Kind.NPC, damage_code="M") if npc else None
+        ines_aspect = AspectFactory(character=ines, kind=Aspect.Kind.HITO, phrase="Ágil como una gata")
+        tomas_aspect = AspectFactory(character=tomas, kind=Aspect.Kind.HITO, phrase="Fuerte como un roble")
+        post = Post.objects.create(
+            scene=scene,
+            author=ana,
+            character=ines,
+            body="Abro la puerta del sótano.",
+            body_html="<p>Abro la puerta del sótano.</p>",
+        )
+        whispered = None
+        if whisper:
+            whispered = Post.objects.create(
+                scene=scene,
+                author=ana,
+                body="Le susurro a la directora: robo la llave.",
+                body_html="<p>Le susurro a la directora: robo la llave.</p>",
+                recipients=Post.Recipients.GM,
+            )
+        outsider = UserFactory(display_name="Forastera")
+        return cls(
+            campaign=campaign,
+            scene=scene,
+            gm=gm,
+            ana=ana,
+            bruno=bruno,
+            reader=reader,
+            outsider=outsider,
+            ines=ines,
+            tomas=tomas,
+            npc=butler,
+            ines_aspect=ines_aspect,
+            tomas_aspect=tomas_aspect,
+            scene_aspect=scene_aspect,
+            post=post,
+            whisper=whispered,
+        )
+
+
+make_world = World.build
+
+
+@pytest.fixture
+def play(db) -> World:
+    return make_world(Visibility.PUBLIC)
+
+
+@pytest.fixture
+def private_play(db) -> World:
+    return make_world(Visibility.PRIVATE)
+
+
+# --- Chosen dice ----------------------------------------------------------------------------
+
+
+@contextmanager
+def chosen_dice(*dice_sets: list[int]) -> Iterator[list[list[int]]]:
+    """While open, the next 3d10 the roll log draws are ``dice_sets`` in order
+    (and whatever is added to the queue it yields); then random again."""
+    queue = [list(dice) for dice in dice_sets]
+    drawn: dict[tuple[bytes, str], list[int]] = {}
+    real = rollog.dice_for_spec
+
+    def draw(seed, message, spec):
+        # The log asks twice for one roll's dice (to read them, to sign them).
+        key = (seed, message)
+        if key not in drawn:
+            drawn[key] = list(queue.pop(0)) if spec == "3d10" and queue else real(seed, message, spec)
+        return list(drawn[key])
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(rollog, "dice_for_spec", draw)
+        yield queue
+
+
+@pytest.fixture
+def dice() -> Iterator[list[list[int]]]:
+    """Queue the 3d10 of the next rolls (``dice.extend([[1, 2, 3], …])``);
+    when the queue is empty the log draws as usual."""
+    with chosen_dice() as queue:
+        yield queue
+
+
+@pytest.fixture
+def fixed_dice(dice) -> list[list[int]]:
+    """``dice`` under the name the horror and opposed-roll tests use."""
+    return dice

@@ -12,9 +12,12 @@ class HitosConfig(AppConfig):
 
     def ready(self) -> None:
         from campaigns import extensions
+        from sheets import rolling
+        from systems.hitos.health import meter_check
         from systems.hitos.options import pages
         from systems.hitos.system import Hitos
         from table import systems
 
         systems.register(Hitos())
+        rolling.register(meter_check)
         extensions.provide("dashboard", pages.dashboard)

@@ -19,6 +19,8 @@ class TableRollKind(models.TextChoices):
     INITIATIVE = "initiative", _("iniciativa")
     HORROR = "horror", _("prueba de horror")
     OPPOSED = "opposed", _("tirada enfrentada")
+    # A sheet's own test: mass damage, trauma, healing or recovery.
+    METER = "meter", _("prueba de la ficha")
 
 
 class Activation(models.Model):

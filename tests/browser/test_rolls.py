@@ -19,7 +19,7 @@ from playwright.sync_api import Page, expect
 
 from rolls import services
 from rolls.models import RollEntry
-from tests.rolls.conftest import make_table
+from tests.conftest import make_world
 
 pytestmark = pytest.mark.browser
 
@@ -42,7 +42,7 @@ def _in_page_check(page: Page):
 
 
 def test_a_visitor_sees_a_verified_reroll_and_checks_it_in_the_page_and_offline(page: Page, tmp_path, live_server):
-    table = make_table()
+    table = make_world()
     original, _ = services.hitos_check_roll(
         campaign=table.campaign,
         user=table.player,
@@ -88,7 +88,7 @@ def test_a_visitor_sees_a_verified_reroll_and_checks_it_in_the_page_and_offline(
 
 
 def test_a_player_rolls_freely_with_a_seed_from_the_browser(page: Page, tmp_path, live_server):
-    table = make_table()
+    table = make_world()
     page.goto(f"/cuenta/entrar/?next=/partidas/{table.campaign.slug}/tiradas/libre/")
     page.get_by_label(re.compile(r"^\s*Nombre de usuario\*?\s*$")).fill(table.player.username)
     page.get_by_label(re.compile(r"^\s*Contraseña\*?\s*$")).fill(PASSWORD)

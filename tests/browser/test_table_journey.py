@@ -28,7 +28,7 @@ from systems.hitos.combat import services as combat_services
 from systems.hitos.models import Activation, Attack, Combatant
 from table.models import TableRoll
 from tests.browser.conftest import _REPORT_CSP_VIOLATIONS, TIMEOUT_MS, BrowserProblems
-from tests.play.conftest import Play, make_play
+from tests.conftest import World, make_world
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -92,12 +92,12 @@ def _percent(value) -> str:
 
 
 @pytest.fixture
-def play(live_server) -> Play:
-    return make_play()
+def play(live_server) -> World:
+    return make_world()
 
 
 def test_a_roll_an_aspect_reroll_a_negative_activation_and_an_attack_at_the_table(
-    page: Page, gm_page: Page, play: Play
+    page: Page, gm_page: Page, play: World
 ):
     scene_url = reverse("table:scene-detail", args=[play.campaign.slug, play.scene.pk])
     ines = play.ines

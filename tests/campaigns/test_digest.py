@@ -8,8 +8,10 @@ from django.utils import timezone
 from accounts.models import User
 from campaigns import notify
 from campaigns.models import Notification
-from tests.campaigns.notify_helpers import member, post, scene
 from tests.factories import CampaignFactory, UserFactory
+from tests.factories import add_member as member
+from tests.factories import make_post as post
+from tests.factories import make_scene as scene
 
 pytestmark = pytest.mark.django_db
 

@@ -6,8 +6,10 @@ from django.utils import timezone
 
 from campaigns.markup import render_markdown
 from campaigns.models import Membership, Post, Role, Visibility
-from tests.campaigns.notify_helpers import member, post, scene
 from tests.factories import CampaignFactory, UserFactory
+from tests.factories import add_member as member
+from tests.factories import make_post as post
+from tests.factories import make_scene as scene
 
 pytestmark = [pytest.mark.django_db, pytest.mark.urls("tests.campaigns.feed_urls")]
 

@@ -9,8 +9,10 @@ from accounts.models import User
 from campaigns import notify, services
 from campaigns.models import Application, Membership, Notification, Post, Role
 from campaigns.permissions import campaign_access, can_view_scene
-from tests.campaigns.notify_helpers import member, post, scene
 from tests.factories import CampaignFactory, UserFactory
+from tests.factories import add_member as member
+from tests.factories import make_post as post
+from tests.factories import make_scene as scene
 
 pytestmark = pytest.mark.django_db
 

@@ -19,7 +19,7 @@ from django.urls import reverse
 from campaigns import permissions as perms
 from campaigns.models import Invitation, Membership, Role, Scene, Visibility
 from campaigns.permissions import Standing, campaign_access
-from tests.campaigns.factories import Table, make_table
+from tests.campaigns.conftest import Table, make_table
 
 STANDINGS = ("anonymous", "outsider", "reader", "player", "other", "cogm", "gm")
 

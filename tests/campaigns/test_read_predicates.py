@@ -3,8 +3,7 @@ import pytest
 from campaigns.models import Post, Visibility
 from campaigns.permissions import campaign_access, can_read_post, visible_scenes
 from campaigns.services import scene_create
-from tests.campaigns.factories import add_member, write
-from tests.factories import CampaignFactory, UserFactory
+from tests.factories import CampaignFactory, UserFactory, add_member, write
 
 pytestmark = pytest.mark.django_db
 

@@ -22,8 +22,8 @@ from campaigns.models import (
     SceneRead,
 )
 from campaigns.permissions import campaign_access
-from tests.campaigns.factories import CharacterFactory, client_for, write
-from tests.factories import UserFactory
+from tests.conftest import client_for
+from tests.factories import CharacterFactory, UserFactory, write
 
 pytestmark = pytest.mark.django_db
 

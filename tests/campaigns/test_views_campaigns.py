@@ -11,7 +11,8 @@ from pytest_django.asserts import assertContains
 
 from campaigns import services
 from campaigns.models import Campaign, Membership, ModerationAction, ModerationLog, Post, Role
-from tests.campaigns.factories import add_member, client_for, write
+from tests.conftest import client_for
+from tests.factories import add_member, write
 
 pytestmark = pytest.mark.django_db
 

@@ -20,7 +20,7 @@ from campaigns.models import (
     Post,
     Role,
 )
-from tests.campaigns.factories import client_for
+from tests.conftest import client_for
 from tests.factories import UserFactory
 
 pytestmark = pytest.mark.django_db

@@ -8,7 +8,8 @@ from django.urls import reverse
 from campaigns import services
 from campaigns.models import ModerationAction, ModerationLog, Notification, Post, PostReport, PostRevision, Scene
 from campaigns.permissions import campaign_access
-from tests.campaigns.factories import client_for, write
+from tests.conftest import client_for
+from tests.factories import write
 
 pytestmark = pytest.mark.django_db
 

@@ -8,8 +8,8 @@ from django.urls import reverse
 from campaigns import services
 from campaigns.models import Membership, Post, Role
 from campaigns.permissions import campaign_access
-from tests.campaigns.factories import CharacterFactory, add_member, client_for, write
-from tests.factories import CampaignFactory, UserFactory
+from tests.conftest import client_for
+from tests.factories import CampaignFactory, CharacterFactory, UserFactory, add_member, write
 
 pytestmark = pytest.mark.django_db
 
@@ -58,7 +58,7 @@ def _busy_scene(table, n: int):
 # first unread, move forward); those who may write also for the form's
 # characters and members. Since table play (issue 7) everyone also pays for
 # the page's table rolls (one query, however many posts have rolls; pages
-# with rolls add their activations and re-rolls, see tests/play); writers
+# with rolls add their activations and re-rolls, see tests/table); writers
 # for their characters' skills (the roll rows) and their open roll requests,
 # the GM for the NPC sheets and the scene's open requests instead; and the
 # scene's secret rolls of the GM that the reader may see (one query).

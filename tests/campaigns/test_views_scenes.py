@@ -6,7 +6,8 @@ import pytest
 from django.urls import reverse
 
 from campaigns.models import ModerationAction, ModerationLog, Post, Scene, SceneRead
-from tests.campaigns.factories import CharacterFactory, client_for, write
+from tests.conftest import client_for
+from tests.factories import CharacterFactory, write
 
 pytestmark = pytest.mark.django_db
 

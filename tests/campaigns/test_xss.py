@@ -22,7 +22,7 @@ from django.urls import reverse
 from django.utils.html import escape
 
 from campaigns.models import Application, Campaign, Membership, Post, PostReport, Role
-from tests.campaigns.factories import client_for
+from tests.conftest import client_for
 from tests.factories import UserFactory
 
 pytestmark = pytest.mark.django_db

@@ -3,8 +3,7 @@ import pytest
 from campaigns.models import Membership, Role
 from demo.sheets import DEMO_NPC, sheets_demo_load
 from sheets.models import Character
-from tests.factories import CampaignFactory, UserFactory
-from tests.sheets.factories import CharacterFactory
+from tests.factories import CampaignFactory, CharacterFactory, UserFactory
 
 pytestmark = pytest.mark.django_db
 

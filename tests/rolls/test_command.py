@@ -8,7 +8,8 @@ from django.core.management import CommandError, call_command
 from django.db import connection
 
 from rolls import services
-from tests.rolls.conftest import make_table, plain_read, roll
+from tests.factories import plain_read, roll
+from tests.rolls.conftest import make_table
 
 
 def _run(*args) -> str:

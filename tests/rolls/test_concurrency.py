@@ -11,7 +11,8 @@ from django.db import connection, connections
 
 from rolls import services, verify_log
 from rolls.models import CampaignLog, RollEntry
-from tests.rolls.conftest import make_table, plain_read, public_key
+from tests.factories import plain_read
+from tests.rolls.conftest import make_table, public_key
 
 pytestmark = [
     pytest.mark.skipif(connection.vendor != "postgresql", reason="needs PostgreSQL row locks"),

@@ -20,7 +20,9 @@ from django.db import DatabaseError, connection, transaction
 
 from rolls import services, verify_log
 from rolls.models import CampaignLog, RollEntry, SeedEpoch
-from tests.rolls.conftest import Table, client_seed, make_table, plain_read, public_key, roll
+from tests.conftest import World
+from tests.factories import client_seed, plain_read, roll
+from tests.rolls.conftest import make_table, public_key
 
 pytestmark = pytest.mark.skipif(connection.vendor != "postgresql", reason="needs PostgreSQL roles and triggers")
 
@@ -101,7 +103,7 @@ def _refused(sql: str, message: str) -> None:
         _execute(sql)
 
 
-def _audit_ok(table: Table) -> list[RollEntry]:
+def _audit_ok(table: World) -> list[RollEntry]:
     entries = list(RollEntry.objects.filter(campaign=table.campaign).order_by("seq"))
     report = verify_log.audit_log([e.signed.ref() for e in entries], public_key())
     assert report.ok, report.problems

@@ -4,7 +4,7 @@ import pytest
 from django.db import DatabaseError, IntegrityError, connection, transaction
 
 from rolls.models import ImmutableEntryError, RollEntry
-from tests.rolls.conftest import client_seed, roll
+from tests.factories import client_seed, roll
 
 needs_postgresql = pytest.mark.skipif(connection.vendor != "postgresql", reason="needs PostgreSQL triggers")
 

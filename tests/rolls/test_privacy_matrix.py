@@ -28,8 +28,8 @@ from sheets.models import Character
 from systems.hitos.secret import services as secret
 from systems.hitos.system import check_plan
 from table import services as table_services
-from tests.factories import CampaignFactory, UserFactory
-from tests.rolls.conftest import client_seed
+from tests.conftest import client_for
+from tests.factories import CampaignFactory, UserFactory, client_seed
 
 pytestmark = pytest.mark.django_db
 
@@ -138,11 +138,7 @@ def world(db) -> World:
 
 
 def _client(world: World, persona: str) -> Client:  # for the single-surface tests below
-    client = Client()
-    user = world.users[persona]
-    if user is not None:
-        client.force_login(user)
-    return client
+    return client_for(world.users[persona])
 
 
 def _openings(document) -> str:
@@ -204,9 +200,7 @@ class Reader:
         self.world = world
         self.persona = persona
         self.user = world.users[persona]
-        self.client = Client()
-        if self.user is not None:
-            self.client.force_login(self.user)
+        self.client = client_for(self.user)
         self.pages: dict[str, str] = {}
 
     def get(self, url: str) -> str:

@@ -8,7 +8,8 @@ from pytest_django.asserts import assertContains, assertNotContains
 from campaigns.models import Scene
 from rolls import services
 from sheets.models import Character
-from tests.rolls.conftest import client_for, client_seed, plain_read, roll
+from tests.conftest import client_for
+from tests.factories import client_seed, plain_read, roll
 
 XSS = "<script>alert(1)</script>"
 

@@ -11,7 +11,8 @@ from campaigns.models import Post, Scene
 from rolls import rollog, services
 from rolls.models import RollEntry
 from rolls.permissions import audience_for
-from tests.rolls.conftest import client_seed, plain_read, public_key, roll
+from tests.factories import client_seed, plain_read, roll
+from tests.rolls.conftest import public_key
 
 pytestmark = pytest.mark.django_db
 

@@ -12,8 +12,8 @@ from campaigns.models import Visibility
 from rolls import rollog, services, verify_log, verify_roll
 from rolls.models import CampaignLog, RollEntry, SeedEpoch
 from rules import hitos
-from tests.factories import UserFactory
-from tests.rolls.conftest import client_seed, make_table, plain_read, public_key, roll
+from tests.factories import UserFactory, client_seed, plain_read, roll
+from tests.rolls.conftest import make_table, public_key
 
 CLIENT_SEED_ERROR = "La semilla del navegador no es válida: de 1 a 64 letras, cifras, guiones o guiones bajos."
 STALE_PAGE = "La tirada se preparó con una página antigua. Recarga la página y vuelve a tirar."

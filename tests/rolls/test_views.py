@@ -14,7 +14,9 @@ from pytest_django.asserts import assertContains, assertNotContains, assertRedir
 
 from rolls import rollog, services, verify_log, verify_roll, views
 from rolls.models import CampaignLog, RollEntry, SeedEpoch
-from tests.rolls.conftest import client_for, client_seed, make_table, plain_read, public_key, roll
+from tests.conftest import client_for
+from tests.factories import client_seed, plain_read, roll
+from tests.rolls.conftest import make_table, public_key
 
 ROOT = Path(__file__).resolve().parents[2]
 XSS = "<script>alert(1)</script>\"'&amp;"

@@ -8,7 +8,6 @@ from rules.hitos_health import (
     HORROR_LEVELS,
     MASS_DAMAGE_DIFFICULTY,
     MENTAL_STABILISE_DIFFICULTY,
-    Aspect,
     HealthState,
     MentalState,
     Painkiller,
@@ -189,8 +188,6 @@ def test_h68_herido_weekly_healing():
     assert (rule.difficulty, rule.success, rule.better, rule.worse) == (10, "C", "M", "m")
     meter = Meter(15, 4, 3)  # Herido with Aguante 5
     assert recover(meter, HealthState.HERIDO, _check([2, 4, 7], 6, 10)).after == Meter(15, 3, 0)
-    assert recover(meter, HealthState.HERIDO, _check([2, 4, 7], 6, 10), aspect=Aspect.POSITIVE).recovered == 7
-    assert recover(meter, HealthState.HERIDO, _check([2, 4, 7], 6, 10), aspect=Aspect.NEGATIVE).recovered == 2
     assert recover(meter, HealthState.HERIDO, _check([10, 2, 10], 5, 10)).recovered == 7  # critical → M
     assert recover(meter, HealthState.HERIDO, _check([2, 2, 3], 5, 10)).after == meter  # failure
 
@@ -209,8 +206,6 @@ def test_h68_k9_fumble_adds_m_big_consolidated_damage():
 def test_h69_incapacitado_weekly_healing():
     meter = Meter(15, 2, 10)
     assert recover(meter, HealthState.INCAPACITADO, _check([3, 6, 8], 9, 15)).recovered == 3
-    assert recover(meter, HealthState.INCAPACITADO, _check([3, 6, 8], 9, 15), aspect=Aspect.POSITIVE).recovered == 6
-    assert recover(meter, HealthState.INCAPACITADO, _check([3, 6, 8], 9, 15), aspect=Aspect.NEGATIVE).recovered == 0
     with pytest.raises(ValueError, match="dificultad 15, no 10"):
         recover(meter, HealthState.INCAPACITADO, _check([3, 6, 8], 7, 10))
 
@@ -225,9 +220,10 @@ def test_h70_insufficient_rest():
     assert (kept.after, kept.recovered, kept.lost) == (meter, 0, 0)
     lost = recover(meter, HealthState.INCAPACITADO, _check([3, 4, 8], 9, 15), rested=False)
     assert (lost.lost, lost.after) == (4, Meter(15, 1, 14))
-    helped = recover(meter, HealthState.INCAPACITADO, _check([3, 4, 8], 9, 15), rested=False, aspect=Aspect.POSITIVE)
-    assert helped.lost == 3
-    hurt = recover(meter, HealthState.INCAPACITADO, _check([3, 4, 8], 9, 15), rested=False, aspect=Aspect.NEGATIVE)
+    # After an activation that still fails: a positive one loses m, a negative one M (H70).
+    helped = recover(meter, HealthState.INCAPACITADO, _check([1, 3, 4], 9, 15, reading=Reading.POSITIVE), rested=False)
+    assert helped.lost == 1
+    hurt = recover(meter, HealthState.INCAPACITADO, _check([3, 4, 8], 9, 15, reading=Reading.NEGATIVE), rested=False)
     assert hurt.lost == 8
 
 
@@ -306,12 +302,43 @@ def test_h65_h89_temporary_secuelas_follow_the_state():
         temporary_secuela_change(HealthState.SANO, MentalState.CUERDO)
 
 
+# K16 — an aspect on a healing or recovery roll is an ordinary activation: the
+# activated value decides success and the amount (positive → M or the pair or
+# triple sum, negative → m or the negative value, never below 0 recovered).
+def test_k16_a_positive_activation_on_a_healing_roll_recovers_its_value():
+    meter = Meter(15, 6, 6)  # Herido with Aguante 6
+    assert recover(meter, HealthState.HERIDO, _check([2, 4, 7], 6, 10, reading=Reading.POSITIVE)).recovered == 7
+    # A pair summed: max(M 6, 2 × 5) = 10.
+    assert recover(meter, HealthState.HERIDO, _check([5, 5, 6], 6, 10, reading=Reading.POSITIVE)).recovered == 10
+    # Incapacitado: the activated value too (not the H69 table's C).
+    incapacitado = Meter(15, 2, 10)
+    outcome = recover(incapacitado, HealthState.INCAPACITADO, _check([3, 6, 8], 9, 15, reading=Reading.POSITIVE))
+    assert outcome.recovered == 8
+
+
+def test_k16_the_activated_value_decides_the_success():
+    meter = Meter(15, 6, 6)
+    # C 4 + 6 = 10 would succeed; read negatively the roll is worth m 2: 2 + 6 = 8 < 10.
+    failed = recover(meter, HealthState.HERIDO, _check([2, 4, 7], 6, 10, reading=Reading.NEGATIVE))
+    assert (failed.recovered, failed.after) == (0, meter)
+    # C 2 + 5 = 7 fails; read positively it is worth M 9: 9 + 5 = 14 succeeds and recovers 9.
+    saved = recover(meter, HealthState.HERIDO, _check([1, 2, 9], 5, 10, reading=Reading.POSITIVE))
+    assert saved.recovered == 9
+
+
+def test_k16_a_negative_value_recovers_nothing_never_less():
+    # Read negatively a pair of 4 is worth −4 (H19); with Entereza 20 the test still succeeds.
+    meter = Meter(20, 5, 5)  # Alterado
+    outcome = recover(meter, MentalState.ALTERADO, _check([4, 4, 9], 20, 10, reading=Reading.NEGATIVE))
+    assert outcome.test.success and outcome.recovered == 0 and outcome.after == meter
+
+
 # K18 — the engine's answers to three healing and horror corner cases, kept as the defaults.
 def test_k18_a_critical_with_a_negative_aspect_on_a_healing_roll_cancel_out():
     # Double 10 is a critical (H10); with a negative aspect the two cancel and C is recovered.
     meter = Meter(15, 6, 6)  # Herido, 12 points lost
-    outcome = recover(meter, HealthState.HERIDO, _check([10, 3, 10], 5, 10), aspect=Aspect.NEGATIVE)
-    assert outcome.recovered == 10  # C of [3, 10, 10], not the negative aspect's m (3)
+    outcome = recover(meter, HealthState.HERIDO, _check([10, 3, 10], 5, 10, reading=Reading.NEGATIVE))
+    assert outcome.recovered == 10  # C of [3, 10, 10], not the negative reading's value (−10, K16)
 
 
 def test_k18_a_fumble_of_an_incapacitado_without_rest_loses_m():

@@ -66,7 +66,6 @@ from campaigns.forms import (
 )
 from campaigns.models import Membership, SceneAspect, SceneRead
 from campaigns.permissions import campaign_access
-from rolls import rollog
 from rolls.forms import CLIENT_SEED_MAX_LENGTH, CLIENT_SEED_MESSAGE, FreeRollForm
 from rolls.models import CampaignLog
 from sheets import services as sheet_services
@@ -108,8 +107,9 @@ from systems.hitos.options.forms import CampaignOptionsForm
 from systems.hitos.secret.forms import SecretRollForm
 from table.forms import TablePostForm
 from table.models import TableRoll
-from tests.factories import UserFactory
-from tests.play.conftest import Play, client_seed, make_play
+from tests.conftest import World as PlayWorld
+from tests.conftest import chosen_dice
+from tests.factories import UserFactory, client_seed
 
 APPS = ("accounts", "campaigns", "sheets", "rolls", "table", "systems")
 
@@ -117,22 +117,11 @@ APPS = ("accounts", "campaigns", "sheets", "rolls", "table", "systems")
 # --- the world every form is sent in -------------------------------------------------------
 
 
-class World:
-    """The play fixture's campaign (a GM; Ana with Inés and Bruno with Tomás,
-    approved; a reader; an outsider; an NPC; an open scene with a post by
-    Ana) and, made when a form first needs them, the other things forms act on."""
-
-    def __init__(self, play: Play):
-        self.play = play
-        self.campaign, self.scene, self.post = play.campaign, play.scene, play.post
-        self.gm, self.ana, self.bruno, self.outsider = play.gm, play.ana, play.bruno, play.outsider
-        self.ines, self.tomas, self.npc = play.ines, play.tomas, play.npc
-
-    def client(self, who: str) -> Client:
-        client = Client()
-        if who != "anonymous":
-            client.force_login(getattr(self, who))
-        return client
+class World(PlayWorld):
+    """The shared world of tests/conftest.py (a GM; Ana with Inés and Bruno
+    with Tomás, approved; a reader; an outsider; an NPC; an open scene with a
+    post by Ana; ``client(who)`` logs in as one of them) and, made when a form
+    first needs them, the other things forms act on."""
 
     def url(self, name: str, *args) -> str:
         return reverse(name, args=[self.campaign.slug, *args])
@@ -204,18 +193,7 @@ class World:
     def attack(self) -> Attack:
         """Inés's critical on the NPC (H47: a double ten): it hits, and the
         GM has a secuela to confirm or dismiss (H48)."""
-        queue = [[10, 4, 10]]
-        real = rollog.dice_for_spec
-        drawn: dict = {}
-
-        def dice(seed, message, spec):
-            # The log asks twice for one roll's dice (to read them, to sign them).
-            if (seed, message) not in drawn:
-                drawn[seed, message] = queue.pop(0) if spec == "3d10" and queue else real(seed, message, spec)
-            return list(drawn[seed, message])
-
-        with pytest.MonkeyPatch.context() as patch:
-            patch.setattr(rollog, "dice_for_spec", dice)
+        with chosen_dice([10, 4, 10]):
             return combat_services.attack_make(
                 combat=self.combat,
                 access=campaign_access(self.gm, self.campaign),
@@ -242,7 +220,7 @@ class World:
 
 @pytest.fixture
 def world(db) -> World:
-    return World(make_play())
+    return World.build()
 
 
 # --- valid submissions ---------------------------------------------------------------------

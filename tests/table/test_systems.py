@@ -14,12 +14,7 @@ from rolls import presenters
 from sheets.models import Aspect, SheetEvent
 from systems.hitos.system import Hitos
 from table import checks, systems
-from tests.play.conftest import client_for, make_play
-
-
-@pytest.fixture
-def play(db):
-    return make_play()
+from tests.conftest import client_for
 
 
 def _temporary(character, duration):

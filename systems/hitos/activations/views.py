@@ -17,12 +17,11 @@ from django.shortcuts import redirect, render
 from django.utils.cache import patch_vary_headers
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods, require_POST, require_safe
-from django_htmx.http import reswap, retarget
 
 from campaigns import permissions as perms
 from campaigns.models import Campaign
 from campaigns.permissions import Access
-from hitos_site.htmx import HtmxHttpRequest, page_or_fragment, wants_fragment
+from hitos_site.htmx import HtmxHttpRequest, after_action, form_again, page_or_fragment, wants_fragment
 from rules import hitos
 from sheets.models import Character, SheetEvent
 from sheets.services import gm_pool_set
@@ -60,10 +59,15 @@ def _card(request: HtmxHttpRequest, table_roll: TableRoll, access: Access, **ext
     return response
 
 
-def _back(table_roll: TableRoll) -> HttpResponse:
+def _back_url(table_roll: TableRoll) -> str:
+    """Where the roll is read: its post, or its own page."""
     if table_roll.post_id:
-        return redirect(table_roll.post.get_absolute_url())
-    return redirect(table_roll.latest.get_absolute_url())
+        return table_roll.post.get_absolute_url()
+    return table_roll.latest.get_absolute_url()
+
+
+def _back(table_roll: TableRoll) -> HttpResponse:
+    return redirect(_back_url(table_roll))
 
 
 def _form_response(request: HtmxHttpRequest, context: dict, *, invalid: bool = False) -> HttpResponse:
@@ -71,7 +75,7 @@ def _form_response(request: HtmxHttpRequest, context: dict, *, invalid: bool = F
     form was, not over the card), the whole page otherwise."""
     response = page_or_fragment(request, "hitos/activation_form.html", "activation-form", context)
     if wants_fragment(request) and invalid:
-        response = reswap(retarget(response, f"#activacion-{context['table_roll'].pk}"), "outerHTML")
+        return form_again(response, f"#activacion-{context['table_roll'].pk}")
     return response
 
 
@@ -210,11 +214,13 @@ def _after_answer(request: HtmxHttpRequest, activation: Activation, access: Acce
         if error:
             messages.error(request, error)
         return redirect("hitos:drama", slug=activation.campaign.slug)
-    if request.htmx:
-        return _card(request, activation.table_roll, access, activation_error=error)
-    if error:
-        messages.error(request, error)
-    return _back(activation.table_roll)
+    table_roll = activation.table_roll
+    return after_action(
+        request,
+        fragment=lambda error: _card(request, table_roll, access, activation_error=error),
+        url=_back_url(table_roll),
+        error=error,
+    )
 
 
 @login_required

@@ -29,7 +29,7 @@ from rules import hitos
 from rules.hitos_drama import GM_POOL, Side
 from rules.probability import success_probability
 from sheets.models import CHARACTERISTIC_FIELDS, CHARACTERISTIC_LABELS, Character
-from sheets.services import drama_account
+from sheets.services import drama_account, meter_reread
 from systems.hitos.models import Attack, TableRollKind
 from table.models import TableRoll
 
@@ -123,6 +123,7 @@ def table_check(
     client_seed: str | None = None,
     position: int = 0,
     owner=None,
+    facts: dict | None = None,
 ) -> TableRoll:
     """3d10 through the log, read as a HITOS check, with its ``TableRoll``.
 
@@ -171,6 +172,7 @@ def table_check(
             difficulty_hidden=difficulty_hidden,
             arcane=setup.arcane,
             position=position,
+            facts=facts or {},
         )
 
 
@@ -273,6 +275,9 @@ def table_reroll(
     refusal = reroll_refusal(table_roll)
     if refusal is not None:
         raise ValidationError(refusal, code="no_reroll")
+    if table_roll.kind == TableRollKind.METER and table_roll.character_id:
+        # The sheet the re-read changes, locked before the log's head (the lock order).
+        list(Character.objects.select_for_update().filter(pk=table_roll.character_id).values_list("pk", flat=True))
     parent = table_roll.latest
     game = parent.signed_game
     read = hitos_reader(
@@ -303,6 +308,8 @@ def table_reroll(
         from systems.hitos.opposed import services as opposed
 
         opposed.after_reroll(table_roll, actor=user)
+    elif table_roll.kind == TableRollKind.METER:
+        meter_reread(previous=parent, entry=entry, check=table_result(table_roll), facts=table_roll.facts, actor=user)
     return entry
 
 

@@ -8,7 +8,6 @@ from django.urls import reverse
 from pytest_django.asserts import assertContains, assertNotContains
 
 from campaigns.models import Notification, Scene
-from rolls import rollog
 from rolls.models import RollEntry
 from rules import hitos
 from rules.hitos_health import HORROR_LEVELS, horror_level
@@ -16,24 +15,8 @@ from rules.hitos_health import horror as rules_horror
 from sheets.models import Character, SheetEvent
 from systems.hitos.horror import services as horror
 from systems.hitos.models import HorrorExposure, HorrorTest, TableRollKind
-from tests.play.conftest import client_for, client_seed
-
-
-@pytest.fixture
-def fixed_dice(monkeypatch):
-    """Make the next 3d10 draws the given dice (in order), then random again."""
-    queue: list[list[int]] = []
-    drawn: dict[str, list[int]] = {}
-    real = rollog.dice_for_spec
-
-    def draw(seed, message, spec):
-        # The entry builder draws again to sign: the same roll gets the same dice.
-        if message not in drawn:
-            drawn[message] = list(queue.pop(0)) if queue and spec == "3d10" else real(seed, message, spec)
-        return list(drawn[message])
-
-    monkeypatch.setattr(rollog, "dice_for_spec", draw)
-    return queue
+from tests.conftest import client_for
+from tests.factories import client_seed
 
 
 def _start(play, level="miedo", exposures=None, description="Un rostro en la ventana"):

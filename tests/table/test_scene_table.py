@@ -3,7 +3,7 @@ points and the roll log, with the viewer's drama points in sight."""
 
 from django.urls import reverse
 
-from tests.play.conftest import client_for
+from tests.conftest import client_for
 
 
 def _scene(play, user):

@@ -13,14 +13,15 @@ from campaigns.models import Notification, Post
 from campaigns.permissions import campaign_access
 from table.models import RollRequest, TableRoll
 from table.roll_requests import services as roll_requests
-from tests.play.conftest import Play, client_for, client_seed
+from tests.conftest import World, client_for
+from tests.factories import client_seed
 
 
-def _ask_url(play: Play) -> str:
+def _ask_url(play: World) -> str:
     return reverse("table:request-create", args=[play.campaign.slug, play.scene.pk])
 
 
-def _ask(play: Play, *, hidden=False, **fields) -> RollRequest:
+def _ask(play: World, *, hidden=False, **fields) -> RollRequest:
     return roll_requests.request_create(
         access=campaign_access(play.gm, play.campaign),
         scene=play.scene,
@@ -34,7 +35,7 @@ def _ask(play: Play, *, hidden=False, **fields) -> RollRequest:
     )
 
 
-def _answer(play: Play, request: RollRequest, *, user=None, character=None, **extra):
+def _answer(play: World, request: RollRequest, *, user=None, character=None, **extra):
     character = character or play.ines
     data = {
         "voice": f"character:{character.pk}",

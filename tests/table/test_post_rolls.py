@@ -22,16 +22,17 @@ from systems.hitos.checks.services import table_reroll
 from systems.hitos.system import check_plan
 from table import services as table_services
 from table.models import TableRoll
-from tests.play.conftest import Play, client_for, client_seed, make_play
+from tests.conftest import World, client_for, make_world
+from tests.factories import client_seed
 
 XSS = "<script>alert(1)</script>"
 
 
-def _create_url(play: Play) -> str:
+def _create_url(play: World) -> str:
     return reverse("table:post-create", args=[play.campaign.slug, play.scene.pk])
 
 
-def _chance_url(play: Play) -> str:
+def _chance_url(play: World) -> str:
     return reverse("table:post-roll-chance", args=[play.campaign.slug, play.scene.pk])
 
 
@@ -39,7 +40,7 @@ def _row(i: int, **fields) -> dict[str, str]:
     return {f"tirada-{i}-{name}": str(value) for name, value in fields.items()}
 
 
-def _form(play: Play, *, voice=None, body="Cruzo el jardín a oscuras.", **extra) -> dict[str, str]:
+def _form(play: World, *, voice=None, body="Cruzo el jardín a oscuras.", **extra) -> dict[str, str]:
     data = {
         "voice": voice or f"character:{play.ines.pk}",
         "body": body,
@@ -273,7 +274,7 @@ def test_posting_is_refused_to_readers_and_hidden_from_outsiders(play, private_p
 # --- the scene page stays cheap ---------------------------------------------------------
 
 
-def _posts_with_rolls(play: Play, n: int) -> None:
+def _posts_with_rolls(play: World, n: int) -> None:
     access = campaign_access(play.ana, play.campaign)
     for i in range(n):
         plans = [
@@ -327,7 +328,7 @@ def test_the_post_list_fragment_carries_the_cards(play):
 @pytest.mark.skipif(connection.vendor != "postgresql", reason="needs PostgreSQL row locks and unique indexes")
 @pytest.mark.django_db(transaction=True)
 def test_two_identical_submissions_at_once_make_one_post_and_one_roll():
-    play = make_play()
+    play = make_world()
     data = _form(play, **_row(0, characteristic="reflejos", purpose="Cruzar", client_seed=client_seed()))
     barrier = threading.Barrier(2)
     statuses: list[int] = []

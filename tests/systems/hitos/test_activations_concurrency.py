@@ -15,7 +15,8 @@ from sheets.models import SheetEvent
 from systems.hitos.activations import services as activations
 from systems.hitos.checks.services import check_setup, table_check
 from systems.hitos.models import Activation
-from tests.play.conftest import client_seed, make_play
+from tests.conftest import make_world
+from tests.factories import client_seed
 
 pytestmark = [
     pytest.mark.skipif(connection.vendor != "postgresql", reason="needs PostgreSQL row locks"),
@@ -50,7 +51,7 @@ def _in_threads(count: int, work) -> tuple[list[object], list[BaseException]]:
 
 @pytest.mark.parametrize("same_roll", [True, False], ids=["one roll", "twenty rolls"])
 def test_twenty_activations_spend_the_last_point_once(same_roll):
-    play = make_play()
+    play = make_world()
     play.ines.drama_points = 1
     play.ines.save(update_fields=["drama_points"])
     setup = check_setup(play.ines, characteristic="reflejos", skill="Sigilo")

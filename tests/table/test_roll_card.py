@@ -12,10 +12,11 @@ from rules import hitos
 from systems.hitos.checks.services import check_setup, table_check, table_reroll
 from table.cards import card
 from table.models import TableRoll
-from tests.play.conftest import Play, client_for, client_seed
+from tests.conftest import World, client_for
+from tests.factories import client_seed
 
 
-def _roll(play: Play, *, difficulty=15, hidden=False, purpose="Cruzar el jardín") -> TableRoll:
+def _roll(play: World, *, difficulty=15, hidden=False, purpose="Cruzar el jardín") -> TableRoll:
     setup = check_setup(play.ines, characteristic="reflejos", skill="Sigilo")
     return table_check(
         campaign=play.campaign,

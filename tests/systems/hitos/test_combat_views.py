@@ -12,8 +12,8 @@ from rules import hitos
 from sheets.models import SheetEvent
 from systems.hitos.combat import services as combat_services
 from systems.hitos.models import Attack, Combat, Combatant
-from tests.play.conftest import client_for, client_seed
-from tests.play.test_combat import dice  # noqa: F401 - a fixture
+from tests.conftest import client_for
+from tests.factories import client_seed
 
 HTMX = {"HTTP_HX_REQUEST": "true"}
 
@@ -75,7 +75,7 @@ def test_a_player_without_a_combat_sees_that_there_is_none(play):
     assert "Empezar un combate" not in html
 
 
-def test_the_page_shows_the_tracker_in_order_with_unprepared_badges(play, dice):  # noqa: F811
+def test_the_page_shows_the_tracker_in_order_with_unprepared_badges(play, dice):
     combat = started(play)
     dice.extend([[2, 5, 9], [3, 3, 3], [8, 8, 9]])
     combat_services.initiative_roll(combat=combat, access=campaign_access(play.gm, play.campaign))
@@ -218,7 +218,7 @@ def test_adding_and_removing_combatants(play):
 # --- attacks -----------------------------------------------------------------------------
 
 
-def test_a_player_attacks_with_their_own_character(play, dice):  # noqa: F811
+def test_a_player_attacks_with_their_own_character(play, dice):
     combat = started(play)
     dice.append([9, 3, 7])
     client = client_for(play.ana)
@@ -251,7 +251,7 @@ def test_a_player_cannot_attack_with_someone_elses_character(play):
     assert client_for(play.reader).post(url(play, "combat-attack", combat.pk), {}).status_code == 403
 
 
-def test_the_gm_attacks_with_an_npcs_usual_attack_and_applies_the_damage(play, dice):  # noqa: F811
+def test_the_gm_attacks_with_an_npcs_usual_attack_and_applies_the_damage(play, dice):
     combat = started(play)
     dice.extend([[9, 3, 7], [5, 6, 7]])  # the attack; then the mass-damage test
     client = client_for(play.gm)
@@ -282,7 +282,7 @@ def test_players_cannot_apply_damage_or_decide_effects(play):
     assert client_for(play.gm).get(url(play, "combat-damage-apply", attack.pk)).status_code == 405
 
 
-def test_the_gm_confirms_a_critical_secuela_with_an_edited_phrase(play, dice):  # noqa: F811
+def test_the_gm_confirms_a_critical_secuela_with_an_edited_phrase(play, dice):
     combat = started(play)
     dice.append([10, 4, 10])
     attack = make_attack(play, combat)
@@ -296,7 +296,7 @@ def test_the_gm_confirms_a_critical_secuela_with_an_edited_phrase(play, dice):  
     assert play.npc.aspects.get(kind="temporary").phrase == "Costillas rotas"
 
 
-def test_a_player_shifts_their_damage_with_an_aspect(play, dice):  # noqa: F811
+def test_a_player_shifts_their_damage_with_an_aspect(play, dice):
     combat = started(play)
     dice.append([9, 3, 7])
     attack = make_attack(play, combat)

@@ -12,7 +12,7 @@ from django.utils import timezone
 from sheets.models import SheetEvent
 from systems.hitos.activations import services as activations
 from systems.hitos.models import Activation
-from tests.play.conftest import client_for
+from tests.conftest import client_for
 
 
 def drama_url(play) -> str:

@@ -16,7 +16,8 @@ from systems.hitos.activations import services as activations
 from systems.hitos.checks.services import check_setup, table_check
 from systems.hitos.models import Activation, TableRollKind
 from table.models import TableRoll
-from tests.play.conftest import client_for, client_seed
+from tests.conftest import client_for
+from tests.factories import client_seed
 
 
 def roll_for(play, character=None, user=None, **extra) -> TableRoll:

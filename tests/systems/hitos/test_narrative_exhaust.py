@@ -14,7 +14,7 @@ from django.utils import timezone
 from sheets.models import Aspect, SheetEvent
 from systems.hitos.activations import services as activations
 from systems.hitos.models import Activation
-from tests.play.conftest import client_for
+from tests.conftest import client_for
 
 
 def refresh(*objects):
@@ -264,9 +264,9 @@ def test_k17_form_errors_keep_what_was_typed(play):
 
 
 def test_k17_with_two_characters_the_aspect_is_the_activators(play):
-    from tests.play.conftest import _character
+    from tests.factories import play_character
 
-    second = _character(play.campaign, play.ana, "Berta Ruiz")
+    second = play_character(play.campaign, play.ana, "Berta Ruiz")
     own = Aspect.objects.create(character=second, kind=Aspect.Kind.CONCEPT, phrase="Periodista tenaz")
     page = client_for(play.ana).get(drama_url(play)).content.decode()
     assert "Agotar «Periodista tenaz» (Berta Ruiz)" in page

@@ -15,7 +15,7 @@ from sheets import services as sheet_services
 from sheets.models import SheetEvent
 from systems.hitos.checks import services as table
 from table.models import TableRoll
-from tests.play.conftest import client_seed
+from tests.factories import client_seed
 
 
 def _roll(play, **kwargs):

@@ -8,14 +8,28 @@ import pytest
 from django.urls import reverse
 from pytest_django.asserts import assertContains, assertNotContains
 
-from campaigns.models import Scene
+from campaigns.models import Scene, Visibility
 from campaigns.permissions import campaign_access
 from rolls.models import RollEntry, RollReveal
 from rolls.verify_roll import parse_public_key, verify_bundle
 from systems.hitos.secret import services as secret
-from tests.rolls.conftest import client_for, client_seed
+from tests.conftest import World, client_for, make_world
+from tests.factories import client_seed, roll
 
 pytestmark = pytest.mark.django_db
+
+
+# The shared world under the roll log's name for it, as in tests/rolls where
+# these tests were: without the GM's NPC, whose sheet the GM's scene page
+# would load too (the query pin below counts a GM without NPCs).
+@pytest.fixture
+def table(db) -> World:
+    return make_world(Visibility.PUBLIC, npc=False)
+
+
+@pytest.fixture
+def private_table(db) -> World:
+    return make_world(Visibility.PRIVATE, npc=False)
 
 
 def _url(table, scene=None) -> str:
@@ -187,8 +201,6 @@ def test_only_the_gm_reveals_and_only_once(table):
 
 
 def test_a_public_roll_cannot_be_revealed(table):
-    from tests.rolls.conftest import roll
-
     entry = roll(table)
     response = client_for(table.gm).post(reverse("hitos:secret-roll-reveal", args=[entry.permalink]), follow=True)
     assertContains(response, "Esa tirada no es una tirada secreta de la dirección.")

@@ -8,30 +8,13 @@ from django.urls import reverse
 from pytest_django.asserts import assertContains, assertNotContains
 
 from campaigns.models import Scene
-from rolls import rollog
 from rolls.models import RollEntry
 from rules import hitos
 from systems.hitos.checks.services import table_result
 from systems.hitos.models import OpposedRoll, TableRollKind
 from systems.hitos.opposed import services as opposed
-from tests.play.conftest import client_for, client_seed
-
-
-@pytest.fixture
-def fixed_dice(monkeypatch):
-    """Make the next 3d10 draws the given dice (in order), then random again."""
-    queue: list[list[int]] = []
-    drawn: dict[str, list[int]] = {}
-    real = rollog.dice_for_spec
-
-    def draw(seed, message, spec):
-        # The entry builder draws again to sign: the same roll gets the same dice.
-        if message not in drawn:
-            drawn[message] = list(queue.pop(0)) if queue and spec == "3d10" else real(seed, message, spec)
-        return list(drawn[message])
-
-    monkeypatch.setattr(rollog, "dice_for_spec", draw)
-    return queue
+from tests.conftest import client_for
+from tests.factories import client_seed
 
 
 def _start(play, *, tie_allowed=False, purpose="Pulso en la mesa", **kwargs):

@@ -9,7 +9,6 @@ from django.db import transaction
 
 from campaigns.models import Notification
 from campaigns.permissions import campaign_access
-from rolls import rollog
 from rolls.models import RollEntry
 from rules import hitos
 from rules.hitos_combat import attack_damage
@@ -17,25 +16,6 @@ from sheets.models import Aspect, Character, SheetEvent
 from systems.hitos.checks.services import lock_table_roll, table_reroll
 from systems.hitos.combat import services as combat_services
 from systems.hitos.models import Combatant, TableRollKind
-
-
-@pytest.fixture
-def dice(monkeypatch):
-    """Queue the 3d10 of the next rolls (``dice.extend([[1, 2, 3], …])``);
-    when the queue is empty the log draws as usual."""
-    queue: list[list[int]] = []
-    drawn: dict[tuple[bytes, str], list[int]] = {}
-    real = rollog.dice_for_spec
-
-    def fake(seed, message, spec):
-        # The log asks twice for one roll's dice (to read them, to sign them).
-        key = (seed, message)
-        if key not in drawn:
-            drawn[key] = list(queue.pop(0)) if spec == "3d10" and queue else real(seed, message, spec)
-        return list(drawn[key])
-
-    monkeypatch.setattr(rollog, "dice_for_spec", fake)
-    return queue
 
 
 def access(play, user):
@@ -205,7 +185,7 @@ def test_a_weapon_of_another_character_is_refused(play):
 
 
 def test_the_same_client_seed_twice_makes_one_attack(play):
-    from tests.play.conftest import client_seed
+    from tests.factories import client_seed
 
     combat = start(play)
     seed = client_seed()

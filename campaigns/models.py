@@ -94,8 +94,8 @@ class Campaign(models.Model):
         on_delete=models.PROTECT,
         related_name="directed_campaigns",
     )
-    # Rules options a GM may choose (rules.hitos_options.HitosOptions.to_dict()
-    # for HITOS); missing keys take the engine's default.
+    # The rules options the GM chose; the campaign's game reads its own keys
+    # (a missing key takes the game's default).
     rules_options = models.JSONField(_("opciones de reglas"), default=dict, blank=True)
     players_mark_own_meters = models.BooleanField(
         _("los jugadores marcan sus propios medidores"),

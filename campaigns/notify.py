@@ -67,7 +67,8 @@ def _wants_mail_now(user, *, kind: str, from_gm: bool) -> bool:
     return True
 
 
-def _gm_ids(campaign: Campaign) -> set[int]:
+def gm_ids(campaign: Campaign) -> set[int]:
+    """The campaign's GM and active co-GMs, by user id."""
     cogms = Membership.objects.active().filter(campaign=campaign, role=Role.COGM).values_list("user_id", flat=True)
     return {campaign.gm_id, *cogms}
 
@@ -160,7 +161,7 @@ def application_received(application: Application) -> list[Notification]:
     """Tell the GM and co-GMs that someone applied."""
     campaign = application.campaign
     applicant = application.user
-    users = User.objects.filter(pk__in=_gm_ids(campaign), is_active=True).order_by("pk")
+    users = User.objects.filter(pk__in=gm_ids(campaign), is_active=True).order_by("pk")
     url = reverse("campaigns:dashboard", args=[campaign.slug])
 
     def text() -> str:
@@ -169,7 +170,7 @@ def application_received(application: Application) -> list[Notification]:
             "campaign": campaign.title,
         }
 
-    return _notify_each(users, campaign=campaign, kind=Notification.Kind.APPLICATION, url=url, text=text)
+    return notify_users(users, campaign=campaign, kind=Notification.Kind.APPLICATION, url=url, text=text)
 
 
 def application_decided(application: Application) -> list[Notification]:
@@ -187,7 +188,7 @@ def application_decided(application: Application) -> list[Notification]:
             message = _("%(message)s Respuesta: %(answer)s") % {"message": message, "answer": application.answer}
         return message
 
-    return _notify_each(
+    return notify_users(
         [application.user],
         campaign=campaign,
         kind=Notification.Kind.APPLICATION,
@@ -202,153 +203,15 @@ def moderation(campaign: Campaign, user, text: str, post: Post | None = None) ->
     ``text`` comes already translated from the service.
     """
     url = post.get_absolute_url() if post is not None else campaign.get_absolute_url()
-    return _notify_each(
+    return notify_users(
         [user], campaign=campaign, kind=Notification.Kind.MODERATION, url=url, text=lambda: str(text), post=post
     )
 
 
-def sheet_submitted(character) -> list[Notification]:
-    """Tell the GM and co-GMs that a sheet waits for their review."""
-    campaign = character.campaign
-    users = User.objects.filter(pk__in=_gm_ids(campaign), is_active=True).order_by("pk")
-
-    def text() -> str:
-        return _("%(user)s ha enviado la ficha «%(name)s» para que la revises.") % {
-            "user": character.owner.public_name,
-            "name": character.name,
-        }
-
-    return _notify_each(
-        users, campaign=campaign, kind=Notification.Kind.SHEET, url=character.get_absolute_url(), text=text
-    )
-
-
-def sheet_reviewed(character, *, approved: bool, comment: str) -> list[Notification]:
-    """Tell the owner that the GM approved or returned their sheet."""
-    values = {"name": character.name, "comment": comment}
-
-    def text() -> str:
-        if approved:
-            return _("La dirección ha aprobado tu ficha «%(name)s».") % values
-        return _("La dirección te ha devuelto la ficha «%(name)s»: %(comment)s") % values
-
-    return _notify_each(
-        [character.owner],
-        campaign=character.campaign,
-        kind=Notification.Kind.SHEET,
-        url=character.get_absolute_url(),
-        text=text,
-    )
-
-
-def activation_pending(activation) -> list[Notification]:
-    """Tell the owner of a roll that an aspect was activated against it (H18, H25)."""
-    table_roll = activation.table_roll
-    values = {
-        "aspect": activation.aspect_text,
-        "who": activation.activator_character.name if activation.activator_character else "",
-        "purpose": table_roll.first.purpose,
-    }
-
-    def text() -> str:
-        if values["who"]:
-            return _("%(who)s activa «%(aspect)s» en contra de tu tirada «%(purpose)s»: acéptala o cancélala.") % values
-        return (
-            _("La dirección activa «%(aspect)s» en contra de tu tirada «%(purpose)s»: acéptala o cancélala.") % values
-        )
-
-    return _notify_each(
-        [table_roll.owner],
-        campaign=activation.campaign,
-        kind=Notification.Kind.ACTIVATION,
-        url=table_roll.latest.get_absolute_url(),
-        text=text,
-        post=table_roll.post,
-    )
-
-
-def narrative_pending(activation) -> list[Notification]:
-    """Tell a player that a narrative element harms their character (H23):
-    they gain the point, or refuse it by paying one."""
-    character = activation.target_character
-    values = {
-        "aspect": activation.aspect_text,
-        "name": character.name,
-        "note": activation.note,
-        "who": activation.activator_character.name if activation.activator_character else "",
-    }
-
-    def text() -> str:
-        if values["who"]:
-            return (
-                _(
-                    "%(who)s introduce un elemento narrativo contra %(name)s («%(aspect)s»: %(note)s): acéptalo o recházalo."
-                )
-                % values
-            )
-        return (
-            _(
-                "La dirección introduce un elemento narrativo contra %(name)s («%(aspect)s»: %(note)s): acéptalo o recházalo."
-            )
-            % values
-        )
-
-    url = reverse("hitos:drama", args=[activation.campaign.slug])
-    return _notify_each(
-        [character.owner], campaign=activation.campaign, kind=Notification.Kind.ACTIVATION, url=url, text=text
-    )
-
-
-def roll_requested(request) -> list[Notification]:
-    """Tell a character's player that the GM asks them for a roll."""
-    character = request.character
-    values = {"name": character.name, "purpose": request.purpose}
-
-    def text() -> str:
-        return _("La dirección pide una tirada a %(name)s: %(purpose)s.") % values
-
-    url = reverse("table:scene-detail", args=[request.campaign.slug, request.scene_id]) + "#escribir"
-    return _notify_each(
-        [character.owner], campaign=request.campaign, kind=Notification.Kind.REQUEST, url=url, text=text
-    )
-
-
-def horror_exposed(test, characters) -> list[Notification]:
-    """Ask each exposed player character's player to roll Entereza (H78)."""
-    url = reverse("hitos:horror", args=[test.campaign.slug, test.scene_id])
-    notifications = []
-    for character in characters:
-        if character.is_npc or not character.owner.is_active:
-            continue
-        values = {"name": character.name, "description": test.description}
-
-        def text(values=values) -> str:
-            return _("%(name)s se enfrenta al horror (%(description)s): tira Entereza.") % values
-
-        notifications += _notify_each(
-            [character.owner], campaign=test.campaign, kind=Notification.Kind.REQUEST, url=url, text=text
-        )
-    return notifications
-
-
-def character_harmed(character, *, what: str, amount: int, url: str, post: Post | None = None) -> list[Notification]:
-    """Tell a player that damage (``what`` = "damage") or a horror loss
-    ("horror") was applied to their character. NPCs have no player to tell."""
-    if character.is_npc:
-        return []
-    values = {"name": character.name, "n": amount}
-
-    def text() -> str:
-        if what == "horror":
-            return _("%(name)s pierde %(n)s de Estabilidad Mental por el horror.") % values
-        return _("%(name)s recibe %(n)s de daño.") % values
-
-    return _notify_each(
-        [character.owner], campaign=character.campaign, kind=Notification.Kind.HARM, url=url, text=text, post=post
-    )
-
-
-def _notify_each(users: Iterable, *, campaign: Campaign, kind: str, url: str, text, post: Post | None = None):
+def notify_users(users: Iterable, *, campaign: Campaign, kind: str, url: str, text, post: Post | None = None):
+    """One notification per user, its ``text()`` worked out in the user's
+    language, and the e-mail after commit to those who want it now. The apps
+    above the forum (sheets, the table, the game) tell their news through this."""
     notifications = []
     for user in users:
         with translation.override(user_language(user)):

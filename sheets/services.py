@@ -18,7 +18,6 @@ from django.db import transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from campaigns import notify
 from rules.hitos_drama import (
     BANK,
     GM_POOL,
@@ -31,7 +30,7 @@ from rules.hitos_drama import (
 from rules.hitos_health import massive_test_due, recover, recovery_rule
 from rules.hitos_scores import CULTOS_INNOMBRABLES_BUDGET, creation_warnings
 from rules.meters import Meter
-from sheets import rolling
+from sheets import notify, rolling
 from sheets.meters import HEALTH as HEALTH
 from sheets.meters import MENTAL as MENTAL
 from sheets.meters import METER_ACTIONS as METER_ACTIONS

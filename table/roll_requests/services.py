@@ -13,12 +13,12 @@ from django.db import transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from campaigns import notify
 from campaigns.models import Scene
 from campaigns.permissions import Access
 from sheets.models import Character
 from table.models import RollRequest, TableRoll
 from table.post_rolls import system_of
+from table.roll_requests import notify
 
 
 def open_requests(*, scene: Scene, user) -> list[RollRequest]:

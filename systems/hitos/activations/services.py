@@ -25,7 +25,6 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from campaigns import notify
 from campaigns.models import Campaign, SceneAspect
 from campaigns.permissions import Access, campaign_access
 from rolls.services import campaign_options
@@ -34,6 +33,7 @@ from rules.hitos_drama import BANK, Transfer
 from rules.probability import reroll_success_probability
 from sheets.models import Aspect, Character
 from sheets.services import aspect_change, degeneracion_gain, drama_account, drama_move
+from systems.hitos import notify
 from systems.hitos.checks.services import (
     lock_table_roll,
     reroll_refusal,

@@ -20,7 +20,6 @@ from django.urls import reverse
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from campaigns import notify
 from campaigns.models import Scene
 from campaigns.permissions import Access
 from rolls.services import campaign_options
@@ -42,6 +41,7 @@ from sheets.models import Aspect, Character, SheetEvent
 from sheets.models import Weapon as SheetWeapon
 from sheets.permissions import can_play_character
 from sheets.services import drama_move
+from systems.hitos import notify
 from systems.hitos.checks.services import (
     CheckSetup,
     check_setup,

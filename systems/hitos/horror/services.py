@@ -18,7 +18,6 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_noop
 
-from campaigns import notify
 from campaigns.models import Scene
 from campaigns.permissions import Access, campaign_access
 from rolls.services import campaign_options
@@ -27,6 +26,7 @@ from rules.hitos_health import HORROR_LEVELS, HorrorLevel, horror, horror_level,
 from sheets.models import Character
 from sheets.permissions import can_play_character
 from sheets.services import MENTAL, meter_apply
+from systems.hitos import notify
 from systems.hitos.checks.services import CheckSetup, table_check
 from systems.hitos.models import HorrorExposure, HorrorTest, TableRollKind
 

@@ -327,6 +327,17 @@ class PostQuerySet(models.QuerySet):
             | Q(recipients=Post.Recipients.CHOSEN, chosen_recipients=user)
         ).distinct()
 
+    def readable_by_member(self, user, *, directed):
+        """Across campaigns the user belongs to, in one query: every post of
+        those they direct (``directed``: campaign ids, or a subquery of them),
+        and elsewhere the posts in scenes open to all members or chosen for
+        them, addressed to everyone or to them (for one campaign the pages use
+        ``Scene.objects.visible_to`` and ``addressed_to``)."""
+        is_gm = Q(scene__campaign__in=directed)
+        scene_ok = is_gm | Q(scene__everyone=True) | Q(scene__participants=user)
+        addressed = is_gm | Q(recipients=Post.Recipients.ALL) | Q(chosen_recipients=user)
+        return self.filter(scene_ok, addressed)
+
     def unread_by(self, user):
         """Posts by others after the user's read marker in their scene."""
         read = SceneRead.objects.filter(scene=OuterRef("scene"), user=user).values("last_post_id")

@@ -95,14 +95,11 @@ def _unread_counts(user, campaigns) -> dict[int, int]:
     if not user.is_authenticated or not campaigns:
         return {}
     ids = [c.pk for c in campaigns]
-    gm_of = [c.pk for c in campaigns if c.gm_id == user.pk]
-    cogm_of = Membership.objects.active().filter(user=user, role=Role.COGM).values("campaign")
-    is_gm = Q(scene__campaign__in=gm_of) | Q(scene__campaign__in=cogm_of)
-    scene_ok = is_gm | Q(scene__everyone=True) | Q(scene__participants=user)
-    addressed = is_gm | Q(recipients=Post.Recipients.ALL) | Q(chosen_recipients=user)
+    cogm_of = Membership.objects.active().filter(user=user, role=Role.COGM).values_list("campaign", flat=True)
+    directed = Campaign.objects.filter(Q(pk__in=[c.pk for c in campaigns if c.gm_id == user.pk]) | Q(pk__in=cogm_of))
     rows = (
         Post.objects.filter(scene__campaign__in=ids)
-        .filter(scene_ok, addressed)
+        .readable_by_member(user, directed=directed.values("pk"))
         .unread_by(user)
         .values("scene__campaign")
         .annotate(n=Count("pk", distinct=True))

@@ -9,8 +9,11 @@ second post whispered to the GM, or no NPC. ``world.client("gm")`` and
 
 ``play`` and ``private_play`` are that world in a public and a private
 campaign; the roll log's ``table`` (tests/rolls/conftest.py) is the same
-world with the whisper. The forum's permission world (tests/campaigns) and
-the sheets' (tests/sheets) are their own. Factories are in tests/factories.py.
+world with the whisper. Two worlds stay their own, built from the same
+factories (tests/factories.py) and ``client_for``: the forum's permission
+world (tests/campaigns: built through the forum's services, with a co-GM, an
+applicant and no characters) and the sheets' (tests/sheets: one bare sheet
+whose scores the meter tests count on).
 """
 
 from __future__ import annotations

@@ -1,42 +1,50 @@
+"""The sheets' world and chosen dice.
+
+``world`` is a campaign («La cripta») with its GM, two players, a reader, an
+outsider and the player's approved sheet «Inés» (the shared factories'
+defaults: no skills, no roll log opened yet). It is smaller than the table's
+world (tests/conftest.py ``make_world``) on purpose: the sheet tests count on
+a bare sheet. ``fake_rolls`` runs the real roll log with chosen dice.
+"""
+
 from dataclasses import dataclass
 
 import pytest
 from django.test import Client
 
-from campaigns.models import Campaign, Membership, Role
+from accounts.models import User
+from campaigns.models import Campaign, Role
 from rolls import rollog
 from rolls.models import RollEntry
 from sheets import services
 from sheets.models import Character
-from tests.factories import CampaignFactory, UserFactory
-from tests.sheets.factories import CharacterFactory
+from tests.conftest import client_for
+from tests.factories import CampaignFactory, CharacterFactory, UserFactory, add_member
 
 
 @dataclass
 class World:
     campaign: Campaign
-    gm: object
-    player: object
-    other: object
-    reader: object
-    outsider: object
+    gm: User
+    player: User
+    other: User
+    reader: User
+    outsider: User
     sheet: Character
 
     def client(self, who: str) -> Client:
-        client = Client()
-        if who != "anonymous":
-            client.force_login(getattr(self, who))
-        return client
+        """A test client logged in as ``who`` ("gm", "player", …; "anonymous": not logged in)."""
+        return client_for(None if who == "anonymous" else getattr(self, who))
 
 
 @pytest.fixture
 def world(db) -> World:
     gm = UserFactory()
     campaign = CampaignFactory(gm=gm, title="La cripta")
-    player, other, reader, outsider = UserFactory(), UserFactory(), UserFactory(), UserFactory()
-    Membership.objects.create(campaign=campaign, user=player, role=Role.PLAYER)
-    Membership.objects.create(campaign=campaign, user=other, role=Role.PLAYER)
-    Membership.objects.create(campaign=campaign, user=reader, role=Role.READER)
+    player = add_member(campaign, Role.PLAYER)
+    other = add_member(campaign, Role.PLAYER)
+    reader = add_member(campaign, Role.READER)
+    outsider = UserFactory()
     sheet = CharacterFactory(campaign=campaign, owner=player, name="Inés")
     return World(campaign, gm, player, other, reader, outsider, sheet)
 

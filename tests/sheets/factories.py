@@ -1,42 +1,8 @@
-"""Sheet factories (tests/factories.py belongs to the campaigns feature)."""
+"""The sheet tests' factories: the shared ones of tests/factories.py, which
+already have the defaults these tests count on (an approved character with
+Aguante 5, Resistencia 15, Entereza 6, Estabilidad 18 and 5 drama points;
+Pelea 4; a hito)."""
 
-import factory
+from tests.factories import AspectFactory, CharacterFactory, SkillFactory
 
-from sheets.models import Aspect, Character, Skill
-from tests.factories import CampaignFactory, UserFactory
-
-
-class CharacterFactory(factory.django.DjangoModelFactory):
-    class Meta:
-        model = Character
-
-    campaign = factory.SubFactory(CampaignFactory)
-    owner = factory.SubFactory(UserFactory)
-    name = factory.Sequence(lambda n: f"Personaje {n}")
-    status = Character.Status.APPROVED
-    # Aguante 5 (3 + 4 ÷ 2), Resistencia 15; Entereza 4 + 5 ÷ 2 = 6, Estabilidad 18.
-    fortaleza = 3
-    reflejos = 6
-    voluntad = 4
-    intelecto = 5
-    drama = 5
-    drama_points = 5
-
-
-class SkillFactory(factory.django.DjangoModelFactory):
-    class Meta:
-        model = Skill
-
-    character = factory.SubFactory(CharacterFactory)
-    name = "Pelea"
-    category = "combate"
-    value = 4
-
-
-class AspectFactory(factory.django.DjangoModelFactory):
-    class Meta:
-        model = Aspect
-
-    character = factory.SubFactory(CharacterFactory)
-    kind = Aspect.Kind.HITO
-    phrase = factory.Sequence(lambda n: f"Hito {n}")
+__all__ = ["AspectFactory", "CharacterFactory", "SkillFactory"]

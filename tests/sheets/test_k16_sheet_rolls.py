@@ -4,6 +4,7 @@ rolls — a card with activations — and an activation re-reads the meter."""
 from __future__ import annotations
 
 import pytest
+from django.db import transaction
 
 from campaigns.permissions import campaign_access
 from rolls import rollog
@@ -53,10 +54,12 @@ def _herido(world, lost=6):
 
 
 def _reroll(table_roll, user, positions, reading):
-    table_roll = lock_table_roll(table_roll)
-    return table_reroll(
-        table_roll, user=user, positions=positions, reading=reading, activation=str(reading), aspect="Duro de pelar"
-    )
+    """A re-roll as an activation makes it: in a transaction, the roll locked first."""
+    with transaction.atomic():
+        table_roll = lock_table_roll(table_roll)
+        return table_reroll(
+            table_roll, user=user, positions=positions, reading=reading, activation=str(reading), aspect="Duro"
+        )
 
 
 def test_a_healing_roll_is_a_table_roll_with_its_card_and_actions(world, fake_rolls):
@@ -75,7 +78,6 @@ def test_a_healing_roll_is_a_table_roll_with_its_card_and_actions(world, fake_ro
     assert "Activar aspecto" in page.text
 
 
-@pytest.mark.django_db(transaction=True)
 def test_k16_a_positive_activation_turns_a_failed_healing_roll_into_its_value(world, fake_rolls, rerolled):
     _herido(world)
     rolls = fake_rolls([1, 2, 3])  # C 2 + 5 = 7 < 10: fails
@@ -91,7 +93,6 @@ def test_k16_a_positive_activation_turns_a_failed_healing_roll_into_its_value(wo
     assert "recupera 6" in event.summary and event.before["slashes"] == 6 and event.after["slashes"] == 0
 
 
-@pytest.mark.django_db(transaction=True)
 def test_k16_a_negative_activation_undoes_what_the_roll_recovered_and_keeps_later_marks(world, fake_rolls, rerolled):
     _herido(world)
     rolls = fake_rolls([2, 6, 9])  # C 6 + 5 = 11 ≥ 10: recovers C 6 → all 6 back
@@ -106,7 +107,6 @@ def test_k16_a_negative_activation_undoes_what_the_roll_recovered_and_keeps_late
     assert world.sheet.health_meter.lost == 7  # the 6 the roll gave back are lost again, the later 1 stays
 
 
-@pytest.mark.django_db(transaction=True)
 def test_an_activation_on_a_mass_damage_test_re_reads_the_damage(world, fake_rolls, rerolled):
     rolls = fake_rolls([1, 2, 3])  # mass damage test: C 2 + 5 = 7 < 12 fails: every box slashed
     services.meter_mark(character=world.sheet, actor=world.gm, meter=services.HEALTH, amount=9)

@@ -9,7 +9,7 @@ for example::
 The script migrates that database, then prints:
 
 - appends per second to one campaign's log (HITOS checks through
-  ``rolls.services.hitos_check_roll``, the real path: head row locked, seed
+  ``systems.hitos.reading.hitos_check_roll``, the real path: head row locked, seed
   slot, HMAC draw, reading, Ed25519 signature, insert) with 1, 4 and 16
   concurrent clients, each a thread with its own database connection;
 - the time to verify a 10 000-entry export (fetched page by page from the
@@ -77,11 +77,11 @@ def append_rate(clients: int, appends: int, label: str) -> tuple[float, object]:
     """Appends per second with ``clients`` threads sharing ``appends`` rolls."""
     from django.db import connections
 
-    from rolls import services
+    from systems.hitos import reading as hitos_reading
 
     campaign, user = new_campaign(label)
     # Warm the process: the epoch's chain checkpoints are built on first use.
-    services.hitos_check_roll(campaign=campaign, user=user, purpose="calentar", modifier=0, difficulty=15)
+    hitos_reading.hitos_check_roll(campaign=campaign, user=user, purpose="calentar", modifier=0, difficulty=15)
     per_client = [appends // clients + (1 if n < appends % clients else 0) for n in range(clients)]
     barrier = threading.Barrier(clients + 1)
     errors: list[BaseException] = []
@@ -90,7 +90,7 @@ def append_rate(clients: int, appends: int, label: str) -> tuple[float, object]:
         try:
             barrier.wait()
             for i in range(per_client[n]):
-                services.hitos_check_roll(
+                hitos_reading.hitos_check_roll(
                     campaign=campaign,
                     user=user,
                     purpose=f"Reflejos + Sigilo ({n}/{i})",

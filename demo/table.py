@@ -3,6 +3,7 @@
 from rolls import services
 from rolls.models import RollEntry
 from rules import hitos
+from systems.hitos import reading as hitos_reading
 
 
 def rolls_demo_load(*, campaign, players, characters, scene) -> None:
@@ -10,7 +11,7 @@ def rolls_demo_load(*, campaign, players, characters, scene) -> None:
         return
     ana, bruno = players
     ines, tomas = characters
-    entry, _ = services.hitos_check_roll(
+    entry, _ = hitos_reading.hitos_check_roll(
         campaign=campaign,
         user=ana,
         purpose="Intelecto + Percepción: huellas en el barro",
@@ -31,7 +32,7 @@ def rolls_demo_load(*, campaign, players, characters, scene) -> None:
         aspect="Nieta del difunto",
         paid_by=ana,
         payment="1 punto dramático",
-        read=services.hitos_reader(
+        read=hitos_reading.hitos_reader(
             campaign=campaign,
             what="Intelecto + Percepción: huellas en el barro",
             modifier=9,
@@ -40,7 +41,7 @@ def rolls_demo_load(*, campaign, players, characters, scene) -> None:
             reading=hitos.Reading.POSITIVE,
         ),
     )
-    services.hitos_check_roll(
+    hitos_reading.hitos_check_roll(
         campaign=campaign,
         user=bruno,
         purpose="Reflejos + Sigilo: cruzar el jardín sin ruido",

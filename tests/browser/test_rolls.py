@@ -19,6 +19,7 @@ from playwright.sync_api import Page, expect
 
 from rolls import services
 from rolls.models import RollEntry
+from systems.hitos import reading as hitos_reading
 from tests.conftest import make_world
 
 pytestmark = pytest.mark.browser
@@ -43,7 +44,7 @@ def _in_page_check(page: Page):
 
 def test_a_visitor_sees_a_verified_reroll_and_checks_it_in_the_page_and_offline(page: Page, tmp_path, live_server):
     table = make_world()
-    original, _ = services.hitos_check_roll(
+    original, _ = hitos_reading.hitos_check_roll(
         campaign=table.campaign,
         user=table.player,
         purpose="Reflejos + Sigilo: cruzar el jardín",
@@ -60,7 +61,7 @@ def test_a_visitor_sees_a_verified_reroll_and_checks_it_in_the_page_and_offline(
         user=table.player,
         positions=[0, 1],
         purpose="Aspecto «Nieta del difunto»",
-        read=services.hitos_reader(campaign=table.campaign, what="Reflejos + Sigilo", modifier=8, difficulty=15),
+        read=hitos_reading.hitos_reader(campaign=table.campaign, what="Reflejos + Sigilo", modifier=8, difficulty=15),
         client_seed="navegador-2",
     )
 

@@ -8,6 +8,7 @@ from pytest_django.asserts import assertContains, assertNotContains
 from campaigns.models import Scene
 from rolls import services
 from sheets.models import Character
+from systems.hitos import reading as hitos_reading
 from tests.conftest import client_for
 from tests.factories import client_seed, plain_read, roll
 
@@ -29,7 +30,7 @@ def _hitos(table, *, purpose="Reflejos + Sigilo: cruzar el jardín", **kwargs):
     kwargs.setdefault("client_seed", client_seed())
     kwargs.setdefault("character", table.character)
     kwargs.setdefault("scene", table.scene)
-    entry, _ = services.hitos_check_roll(
+    entry, _ = hitos_reading.hitos_check_roll(
         campaign=table.campaign,
         user=table.player,
         purpose=purpose,

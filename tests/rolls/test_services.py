@@ -12,6 +12,7 @@ from campaigns.models import Visibility
 from rolls import rollog, services, verify_log, verify_roll
 from rolls.models import CampaignLog, RollEntry, SeedEpoch
 from rules import hitos
+from systems.hitos import reading as hitos_reading
 from tests.factories import UserFactory, client_seed, plain_read, roll
 from tests.rolls.conftest import make_table, public_key
 
@@ -489,7 +490,7 @@ def test_hitos_activation_data_is_signed_in_the_reroll(table):
     ],
 )
 def test_the_hitos_reader_signs_the_reading(table, dice, difficulty, fields):
-    read = services.hitos_reader(
+    read = hitos_reading.hitos_reader(
         campaign=table.campaign,
         what="Reflejos + Sigilo",
         modifier=9,
@@ -509,7 +510,7 @@ def test_the_hitos_reader_signs_the_reading(table, dice, difficulty, fields):
 
 
 def test_a_hidden_difficulty_is_not_written_into_the_public_entry(table):
-    entry, result = services.hitos_check_roll(
+    entry, result = hitos_reading.hitos_check_roll(
         campaign=table.campaign,
         user=table.player,
         purpose="Buscar trampas",
@@ -543,7 +544,7 @@ def test_a_hidden_difficulty_is_not_written_into_the_public_entry(table):
 
 
 def test_a_check_without_difficulty_has_no_success(table):
-    entry, _ = services.hitos_check_roll(
+    entry, _ = hitos_reading.hitos_check_roll(
         campaign=table.campaign,
         user=table.player,
         purpose="Iniciativa",
@@ -556,7 +557,7 @@ def test_a_check_without_difficulty_has_no_success(table):
 
 
 def test_hitos_check_roll_reads_the_signed_dice_with_the_campaign_options(table):
-    entry, result = services.hitos_check_roll(
+    entry, result = hitos_reading.hitos_check_roll(
         campaign=table.campaign,
         user=table.player,
         purpose="Intelecto + Percepción: huellas",

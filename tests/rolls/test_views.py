@@ -14,6 +14,7 @@ from pytest_django.asserts import assertContains, assertNotContains, assertRedir
 
 from rolls import rollog, services, verify_log, verify_roll, views
 from rolls.models import CampaignLog, RollEntry, SeedEpoch
+from systems.hitos import reading as hitos_reading
 from tests.conftest import client_for
 from tests.factories import client_seed, plain_read, roll
 from tests.rolls.conftest import make_table, public_key
@@ -24,7 +25,7 @@ XSS = "<script>alert(1)</script>\"'&amp;"
 
 def _hitos(table, *, user=None, post=None, purpose="Reflejos + Sigilo: cruzar el jardín", **kwargs):
     kwargs.setdefault("client_seed", client_seed())
-    entry, _ = services.hitos_check_roll(
+    entry, _ = hitos_reading.hitos_check_roll(
         campaign=table.campaign,
         user=user or table.player,
         purpose=purpose,

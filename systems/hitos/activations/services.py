@@ -27,7 +27,6 @@ from django.utils.translation import gettext as _
 
 from campaigns.models import Campaign, SceneAspect
 from campaigns.permissions import Access, campaign_access
-from rolls.services import campaign_options
 from rules import hitos, hitos_drama
 from rules.hitos_drama import BANK, Transfer
 from rules.probability import reroll_success_probability
@@ -41,6 +40,7 @@ from systems.hitos.checks.services import (
     table_reroll,
 )
 from systems.hitos.models import Activation
+from systems.hitos.reading import campaign_options
 from table.models import TableRoll
 
 # Prefixes of an aspect choice: a sheet aspect, a scene's situation aspect,

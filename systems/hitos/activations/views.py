@@ -334,7 +334,7 @@ def _drama_page(
         "pool_form": pool_form if access.is_gm else None,
         "narrative_form": narrative_form,
     }
-    return page_or_fragment(request, "rolls/drama.html", "drama-balances", context, status=status)
+    return page_or_fragment(request, "hitos/drama.html", "drama-balances", context, status=status)
 
 
 @login_required

@@ -24,13 +24,14 @@ from django.utils.translation import gettext as _
 
 from campaigns.models import Campaign
 from rolls.models import RollEntry
-from rolls.services import campaign_options, hitos_reader, reroll_append, roll_append
+from rolls.services import reroll_append, roll_append
 from rules import hitos
 from rules.hitos_drama import GM_POOL, Side
 from rules.probability import success_probability
 from sheets.models import CHARACTERISTIC_FIELDS, CHARACTERISTIC_LABELS, Character
 from sheets.services import drama_account, meter_reread
 from systems.hitos.models import Attack, TableRollKind
+from systems.hitos.reading import campaign_options, hitos_reader
 from table.models import TableRoll
 
 ARCANE_CATEGORIES = frozenset({"arcana"})

@@ -22,7 +22,6 @@ from django.utils.translation import gettext as _
 
 from campaigns.models import Scene
 from campaigns.permissions import Access
-from rolls.services import campaign_options
 from rules import hitos
 from rules.hitos_codes import parse_damage_code, shift_code
 from rules.hitos_combat import (
@@ -52,6 +51,7 @@ from systems.hitos.checks.services import (
     table_result,
 )
 from systems.hitos.models import Activation, Attack, Combat, Combatant, TableRollKind
+from systems.hitos.reading import campaign_options
 from table.models import TableRoll
 
 # H40 — ties still standing after this many roll-offs keep the order they

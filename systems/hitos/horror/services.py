@@ -20,7 +20,6 @@ from django.utils.translation import gettext_noop
 
 from campaigns.models import Scene
 from campaigns.permissions import Access, campaign_access
-from rolls.services import campaign_options
 from rules import hitos
 from rules.hitos_health import HORROR_LEVELS, HorrorLevel, horror, horror_level, horror_test_due, shift_horror
 from sheets.models import Character
@@ -29,6 +28,7 @@ from sheets.services import MENTAL, meter_apply
 from systems.hitos import notify
 from systems.hitos.checks.services import CheckSetup, table_check
 from systems.hitos.models import HorrorExposure, HorrorTest, TableRollKind
+from systems.hitos.reading import campaign_options
 
 SHIFTS = (-1, 0, 1)
 

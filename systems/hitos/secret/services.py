@@ -17,6 +17,7 @@ from campaigns.permissions import Access
 from rolls import services
 from rolls.models import RollEntry, RollReveal
 from rolls.permissions import readable_rolls
+from systems.hitos import reading as hitos_reading
 from systems.hitos.checks.services import check_setup
 from table.cards import card
 
@@ -37,7 +38,7 @@ def secret_check_roll(
     """A HITOS check only the GM sees: from a sheet (characteristic + skill,
     with its penalties) or with a free modifier, e.g. a hidden Percepción."""
     setup = check_setup(character, characteristic=characteristic, skill=skill, free_modifier=free_modifier)
-    entry, _result = services.hitos_check_roll(
+    entry, _result = hitos_reading.hitos_check_roll(
         campaign=scene.campaign,
         user=user,
         purpose=purpose,

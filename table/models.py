@@ -35,15 +35,13 @@ class TableRoll(models.Model):
     character = models.ForeignKey(
         "sheets.Character", null=True, blank=True, on_delete=models.CASCADE, related_name="table_rolls"
     )
-    modifier = models.IntegerField()
     # The real difficulty, also when the entry only says "hidden".
     difficulty = models.IntegerField(null=True, blank=True)
     difficulty_hidden = models.BooleanField(default=False)
-    # An action with an arcane skill: activations may take Degeneración (H92).
-    arcane = models.BooleanField(default=False)
     position = models.PositiveSmallIntegerField(default=0)
     # What the game needs to read the roll again after a re-roll that the
-    # signed entry does not say (e.g. which meter a sheet's test changed).
+    # signed entry may not say (its modifier, which meter a sheet's test
+    # changed …): the game's own keys.
     facts = models.JSONField(default=dict, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 

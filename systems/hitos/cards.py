@@ -19,7 +19,7 @@ from rolls.models import RollEntry
 from rules import hitos
 from sheets.models import Character
 from systems.hitos.activations import services as activations
-from systems.hitos.checks.services import reroll_refusal, reroll_refusals
+from systems.hitos.checks.services import is_arcane, reroll_refusal, reroll_refusals
 from systems.hitos.models import Activation
 from table.models import TableRoll
 
@@ -145,7 +145,7 @@ def _actions(
         "can_activate_positive": idle and _may_activate_positive(table_roll, user, access, has_character),
         "can_activate_negative": idle and _may_activate_negative(table_roll, user, access, has_character),
         "forceable": [a for a in roll_activations if activations.may_force_degeneracion(a, access.is_gm)]
-        if access.is_gm and table_roll.arcane
+        if access.is_gm and is_arcane(table_roll)
         else [],
     }
 

@@ -68,7 +68,13 @@ def test_a_healing_roll_is_a_table_roll_with_its_card_and_actions(world, fake_ro
     change = services.meter_recovery_roll(character=world.sheet, actor=world.gm, meter=services.HEALTH)
     table_roll = TableRoll.objects.get(first=rolls.entries[0])
     assert table_roll.kind == TableRollKind.METER and table_roll.owner == world.player
-    assert table_roll.facts == {"meter": "resistencia", "action": "healing_roll", "rested": True}
+    assert table_roll.facts == {
+        "modifier": 5,
+        "arcane": False,
+        "meter": "resistencia",
+        "action": "healing_roll",
+        "rested": True,
+    }
     assert change.character.health_meter.lost == 6
     # The player's card offers the activation (H14) on their own roll.
     player = campaign_access(world.player, world.campaign)
@@ -114,7 +120,7 @@ def test_an_activation_on_a_mass_damage_test_re_reads_the_damage(world, fake_rol
     capacity = world.sheet.health_meter.capacity
     assert world.sheet.health_meter.lost == capacity
     table_roll = TableRoll.objects.get(first=rolls.entries[0])
-    assert table_roll.facts == {"meter": "resistencia", "action": "damage", "amount": 9}
+    assert table_roll.facts == {"modifier": 5, "arcane": False, "meter": "resistencia", "action": "damage", "amount": 9}
     rerolled.append([9])  # [1, 2, 9] positive: M 9 + 5 = 14 ≥ 12, the test is passed: only the 9 marks
     _reroll(table_roll, world.player, [2], Reading.POSITIVE)
     world.sheet.refresh_from_db()

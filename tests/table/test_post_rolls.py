@@ -207,7 +207,7 @@ def test_a_post_with_two_rolls_rolls_both_with_the_sheet_and_its_penalty(play):
     assert (first.character, first.owner, first.scene, first.difficulty) == (play.ines, play.ana, play.scene, 20)
     label = f"Salud: {play.ines.health_label}"
     assert first.latest.signed_game["breakdown"] == [["Reflejos", 6], ["Sigilo", 3], [label, -2]]
-    assert first.modifier == 7 and first.latest.entry["purpose"] == "Cruzar"
+    assert first.facts["modifier"] == 7 and first.latest.entry["purpose"] == "Cruzar"
     assert second.latest.signed_game["breakdown"] == [["Fortaleza", 5], ["Palanca", 2], [label, -2]]
     assert second.difficulty == 15
     assert first.first.entry["client_seed"] == seed and first.first.entry["client_seed_source"] == "browser"
@@ -240,8 +240,8 @@ def test_the_gm_rolls_for_an_npc_sheet_or_with_a_free_modifier(play):
     response = client_for(play.gm).post(_create_url(play), data)
     assert response.status_code == 302
     npc_roll, free_roll = TableRoll.objects.order_by("position")
-    assert (npc_roll.character, npc_roll.modifier) == (play.npc, 10)
-    assert (free_roll.character, free_roll.modifier, free_roll.difficulty) == (None, 4, 10)
+    assert (npc_roll.character, npc_roll.facts["modifier"]) == (play.npc, 10)
+    assert (free_roll.character, free_roll.facts["modifier"], free_roll.difficulty) == (None, 4, 10)
     assert free_roll.latest.signed_game["breakdown"] == [["Modificador", 4]]
 
 

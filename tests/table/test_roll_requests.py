@@ -119,7 +119,7 @@ def test_the_next_post_answers_with_exactly_the_requested_roll(play):
     request.refresh_from_db()
     assert request.answer == table_roll and request.answered_at is not None and not request.is_open
     # Reflejos 6 + Sigilo 3 − 1 from the GM, against the request's difficulty.
-    assert (table_roll.modifier, table_roll.difficulty, table_roll.character) == (8, 18, play.ines)
+    assert (table_roll.facts["modifier"], table_roll.difficulty, table_roll.character) == (8, 18, play.ines)
     breakdown = table_roll.latest.signed_game["breakdown"]
     assert breakdown == [["Reflejos", 6], ["Sigilo", 3], ["Modificador de la dirección", -1]]
     assert table_roll.latest.entry["purpose"] == "Que no te oigan"

@@ -34,8 +34,10 @@ from sheets.models import Aspect, Character
 from sheets.services import aspect_change, degeneracion_gain, drama_account, drama_move
 from systems.hitos import notify
 from systems.hitos.checks.services import (
+    is_arcane,
     lock_table_roll,
     reroll_refusal,
+    roll_modifier,
     side_for,
     table_reroll,
 )
@@ -237,7 +239,7 @@ def reroll_chances(table_roll: TableRoll, reading: hitos.Reading) -> list[tuple[
                 (
                     name,
                     reroll_success_probability(
-                        dice, subset, reading, table_roll.modifier, table_roll.difficulty, strict=strict
+                        dice, subset, reading, roll_modifier(table_roll), table_roll.difficulty, strict=strict
                     ),
                 )
             )
@@ -280,7 +282,7 @@ def activate_positive(*, table_roll: TableRoll, user, aspect_choice: str, positi
             _exhaust(option.aspect.pk, user=user, reason=reason)
             stored_payment = Activation.Payment.EXHAUST
         elif payment == "degeneracion":
-            if not tr.arcane or character is None or character.pk != tr.character_id:
+            if not is_arcane(tr) or character is None or character.pk != tr.character_id:
                 raise ValidationError(
                     _("Solo quien actúa con una habilidad arcana puede ganar Degeneración en lugar de pagar."),
                     code="degeneracion",
@@ -289,7 +291,7 @@ def activate_positive(*, table_roll: TableRoll, user, aspect_choice: str, positi
             degeneracion_gain(character=character, actor=user, reason=reason, roll=against)
             stored_payment = Activation.Payment.DEGENERACION
         else:
-            effect = _rule(hitos_drama.positive_activation, side, arcane=tr.arcane, options=options)
+            effect = _rule(hitos_drama.positive_activation, side, arcane=is_arcane(tr), options=options)
             _pay(tr, effect.transfers, user=user, reason=reason, nothing=_no_points_message(option, character))
             stored_payment = (
                 Activation.Payment.POINT if character and not character.is_npc else Activation.Payment.GM_POOL
@@ -370,7 +372,7 @@ def may_force_degeneracion(activation: Activation, is_gm: bool) -> bool:
         and activation.kind == Activation.Kind.POSITIVE
         and activation.payment == Activation.Payment.POINT
         and activation.table_roll is not None
-        and activation.table_roll.arcane
+        and is_arcane(activation.table_roll)
         and character is not None
         and not character.is_npc
     )

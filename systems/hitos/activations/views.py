@@ -29,7 +29,7 @@ from systems.hitos.activations import services as activations
 from systems.hitos.activations.access import activation_for, table_roll_for
 from systems.hitos.activations.forms import DramaPoolForm, NarrativeForm, NegativeActivationForm, PositiveActivationForm
 from systems.hitos.cards import activations_prefetch
-from systems.hitos.checks.services import parse_positions
+from systems.hitos.checks.services import is_arcane, parse_positions
 from systems.hitos.models import Activation
 from table.access import campaign_for
 from table.cards import card
@@ -110,7 +110,7 @@ def _payments(table_roll: TableRoll, character: Character | None) -> list[tuple[
         ),
         ("exhaust", _("Agotar el aspecto (solo los de tu personaje)")),
     ]
-    if table_roll.arcane and character.pk == table_roll.character_id:
+    if is_arcane(table_roll) and character.pk == table_roll.character_id:
         choices.append(("degeneracion", _("+1 Degeneración en lugar del punto (habilidad arcana)")))
     return choices
 

@@ -168,13 +168,23 @@ def table_check(
             kind=kind,
             owner=owner or user,
             character=character,
-            modifier=setup.modifier,
             difficulty=difficulty,
             difficulty_hidden=difficulty_hidden,
-            arcane=setup.arcane,
             position=position,
-            facts=facts or {},
+            facts={"modifier": setup.modifier, "arcane": setup.arcane, **(facts or {})},
         )
+
+
+def roll_modifier(table_roll: TableRoll) -> int:
+    """The check's whole modifier, kept with the table roll (a re-roll reads
+    the new dice with it)."""
+    return int(table_roll.facts.get("modifier", 0))
+
+
+def is_arcane(table_roll: TableRoll) -> bool:
+    """An action with an arcane skill: activations on it may take
+    Degeneración (H92)."""
+    return bool(table_roll.facts.get("arcane", False))
 
 
 def owner_for(character: Character | None, user):
@@ -284,7 +294,7 @@ def table_reroll(
     read = hitos_reader(
         campaign=table_roll.campaign,
         what=game.get("what", ""),
-        modifier=table_roll.modifier,
+        modifier=roll_modifier(table_roll),
         difficulty=table_roll.difficulty,
         difficulty_hidden=table_roll.difficulty_hidden,
         breakdown=[tuple(part) for part in game.get("breakdown", [])],
@@ -319,7 +329,9 @@ def table_result(table_roll: TableRoll) -> hitos.CheckResult:
     entry = table_roll.latest
     reading = entry.signed_game.get("reading") or hitos.Reading.NORMAL
     roll = hitos.HitosRoll(tuple(entry.entry["dice"]), reading)
-    return hitos.check(roll, table_roll.modifier, table_roll.difficulty or 0, campaign_options(table_roll.campaign))
+    return hitos.check(
+        roll, roll_modifier(table_roll), table_roll.difficulty or 0, campaign_options(table_roll.campaign)
+    )
 
 
 def parse_positions(values: Iterable[str]) -> list[int]:

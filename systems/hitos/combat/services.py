@@ -46,6 +46,7 @@ from systems.hitos.checks.services import (
     check_setup,
     lock_table_roll,
     owner_for,
+    roll_modifier,
     side_for,
     table_check,
     table_result,
@@ -158,7 +159,7 @@ def _initiative_setup(character: Character) -> tuple[CheckSetup, int]:
 def _initiative_value(table_roll: TableRoll, score: int) -> int:
     entry = table_roll.latest
     roll = hitos.HitosRoll(tuple(entry.entry["dice"]))
-    return initiative_total(roll, score, table_roll.modifier - score)
+    return initiative_total(roll, score, roll_modifier(table_roll) - score)
 
 
 def initiative_roll(*, combat: Combat, access: Access) -> list[Combatant]:

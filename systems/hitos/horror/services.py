@@ -26,7 +26,7 @@ from sheets.models import Character
 from sheets.permissions import can_play_character
 from sheets.services import MENTAL, meter_apply
 from systems.hitos import notify
-from systems.hitos.checks.services import CheckSetup, table_check
+from systems.hitos.checks.services import CheckSetup, roll_modifier, table_check
 from systems.hitos.models import HorrorExposure, HorrorTest, TableRollKind
 from systems.hitos.reading import campaign_options
 
@@ -238,7 +238,7 @@ def exposure_outcome(exposure: HorrorExposure):
     return horror(
         exposure.test.level,
         hitos.HitosRoll(tuple(table_roll.first.entry["dice"])),
-        entereza=table_roll.modifier,
+        entereza=roll_modifier(table_roll),
         shift=exposure.shift,
         options=campaign_options(exposure.test.campaign),
     )

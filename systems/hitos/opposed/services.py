@@ -22,7 +22,7 @@ from campaigns.models import Scene
 from campaigns.permissions import campaign_access
 from rules import hitos
 from sheets.models import Character
-from systems.hitos.checks.services import CheckSetup, check_setup, owner_for, table_check, table_result
+from systems.hitos.checks.services import CheckSetup, check_setup, owner_for, roll_modifier, table_check, table_result
 from systems.hitos.models import OpposedRoll, TableRollKind
 from table.models import TableRoll
 
@@ -178,7 +178,7 @@ def _setup_of(table_roll: TableRoll) -> CheckSetup:
     """What a side rolled, from its signed entry (a tie-break repeats it)."""
     game = table_roll.first.signed_game
     breakdown = tuple((str(label), int(value)) for label, value in game.get("breakdown", []))
-    return CheckSetup(table_roll.modifier, breakdown, game.get("what", ""))
+    return CheckSetup(roll_modifier(table_roll), breakdown, game.get("what", ""))
 
 
 def after_reroll(table_roll: TableRoll, *, actor) -> OpposedRoll | None:

@@ -155,7 +155,7 @@ def test_arcane_action_may_take_degeneracion_instead(play):
     # H92 — «ganar un punto de Degeneración en lugar de gastar un punto dramático»
     Skill.objects.create(character=play.ines, name="Hechicería", category="arcana", value=2)
     arcane = roll_for(play, skill="Hechicería")
-    assert arcane.arcane
+    assert arcane.facts["arcane"]
     activations.activate_positive(
         table_roll=arcane, user=play.ana, aspect_choice=f"a{play.ines_aspect.pk}", positions=[0], payment="degeneracion"
     )

@@ -150,7 +150,7 @@ def test_the_attack_is_reflejos_plus_combate_with_the_attackers_state_penalty(pl
     breakdown = made.table_roll.first.signed_game["breakdown"]
     assert breakdown[:3] == [["Reflejos", 6], ["Combate", 4], ["Posición elevada", 1]]
     assert breakdown[3][0].startswith("Salud") and breakdown[3][1] == penalty
-    assert made.table_roll.modifier == 11 + penalty
+    assert made.table_roll.facts["modifier"] == 11 + penalty
 
 
 def test_a_wounded_target_has_its_defensa_lowered(play, dice):
@@ -277,7 +277,7 @@ def test_damage_is_read_from_the_latest_version_after_a_re_roll(play, dice):
     assert latest.parent_id == made.table_roll.first_id
     damage = combat_services.attack_damage_for(made)
     roll = hitos.HitosRoll(tuple(latest.entry["dice"]))
-    if hitos.check(roll, made.table_roll.modifier, 13).success:
+    if hitos.check(roll, made.table_roll.facts["modifier"], 13).success:
         assert damage == attack_damage(roll, "C", bonus=2)
     else:
         assert damage is None

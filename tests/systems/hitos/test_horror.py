@@ -44,7 +44,7 @@ def test_h79_each_level_rolls_entereza_at_its_difficulty_and_the_loss_comes_from
     table_roll = exposure.table_roll
     assert table_roll.kind == TableRollKind.HORROR
     assert table_roll.difficulty == level.difficulty
-    assert table_roll.modifier == play.ines.entereza == 7
+    assert table_roll.facts["modifier"] == play.ines.entereza == 7
     entry = table_roll.first
     assert entry.signed_game["difficulty"] == level.difficulty
     assert entry.signed_game["breakdown"] == [["Entereza", 7]]

@@ -43,8 +43,8 @@ def test_h9_both_roll_through_the_log_and_the_higher_total_wins(play):
     # The GM rolls (the log says so); each player answers for their character's roll.
     assert row.first.first.user == row.second.first.user == play.gm
     assert (row.first.owner, row.second.owner) == (play.ana, play.bruno)
-    assert row.first.modifier == 6 + 4
-    assert row.second.modifier == 6 + 3 - 1
+    assert row.first.facts["modifier"] == 6 + 4
+    assert row.second.facts["modifier"] == 6 + 3 - 1
     assert row.first.difficulty is None
     assert row.first.first.signed_game["breakdown"] == [["Reflejos", 6], ["Combate", 4]]
     assert row.first.first.purpose == "Pulso en la mesa — Inés Salcedo"
@@ -154,7 +154,7 @@ def test_gm_starts_an_opposed_roll_through_the_form(play):
     row = OpposedRoll.objects.get(tiebreak_of=None)
     assert row.purpose == "Echar un pulso" and row.tie_allowed is False
     assert row.first.first.signed_game["breakdown"] == [["Fortaleza", 5], ["Combate", 4], ["Apoyo en la mesa", 2]]
-    assert row.second.modifier == 5
+    assert row.second.facts["modifier"] == 5
 
 
 def test_htmx_start_reloads_the_page_and_errors_come_back_in_the_board(play):
@@ -279,7 +279,7 @@ def test_a_reroll_that_ties_the_round_rolls_a_linked_tiebreak(play, monkeypatch)
     final = opposed.opposed_chain(tiebreak)[-1]
     assert final.outcome in (hitos.Opposed.FIRST.value, hitos.Opposed.SECOND.value)
     # The tie-break repeats what each side rolled.
-    assert tiebreak.first.modifier == last.first.modifier and tiebreak.second.character == play.tomas
+    assert tiebreak.first.facts["modifier"] == last.first.facts["modifier"] and tiebreak.second.character == play.tomas
     assert "desempate" in tiebreak.first.first.purpose
 
 

@@ -60,10 +60,10 @@ class RollRequest(models.Model):
     scene = models.ForeignKey("campaigns.Scene", on_delete=models.CASCADE, related_name="roll_requests")
     character = models.ForeignKey("sheets.Character", on_delete=models.CASCADE, related_name="roll_requests")
     requested_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
-    characteristic = models.CharField(_("característica"), max_length=10)
-    skill = models.CharField(_("habilidad"), max_length=80, blank=True)
-    modifier = models.SmallIntegerField(_("modificador"), default=0)
-    difficulty = models.SmallIntegerField(_("dificultad"), default=15)
+    # What the campaign's game fixes of the roll, in its own keys
+    # (``GameSystem.request_fields``); the answer takes none of it from the post.
+    facts = models.JSONField(default=dict, blank=True)
+    difficulty = models.SmallIntegerField(_("dificultad"), null=True, blank=True)
     difficulty_hidden = models.BooleanField(_("dificultad oculta"), default=False)
     purpose = models.CharField(_("motivo"), max_length=300)
     answer = models.OneToOneField(

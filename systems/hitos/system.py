@@ -53,6 +53,12 @@ def check_plan(
     )
 
 
+def request_facts(*, characteristic: str, skill: str = "", modifier: int = 0) -> dict:
+    """What a GM's request for a HITOS check fixes (``RollRequest.facts``):
+    the characteristic, the skill (may be empty) and the GM's modifier."""
+    return {"characteristic": characteristic, "skill": skill, "modifier": modifier}
+
+
 class Hitos(GameSystem):
     key = "hitos"
     label = gettext_lazy("HITOS")
@@ -106,10 +112,10 @@ class Hitos(GameSystem):
 
     def request_fields(self, cleaned: dict) -> dict:
         return {
-            "characteristic": cleaned["characteristic"],
-            "skill": cleaned["skill"],
-            "modifier": cleaned["modifier"],
             "difficulty": cleaned["difficulty"],
+            "facts": request_facts(
+                characteristic=cleaned["characteristic"], skill=cleaned["skill"], modifier=cleaned["modifier"]
+            ),
         }
 
     def request_plan(self, request, *, client_seed=None) -> PlannedRoll:
@@ -117,11 +123,13 @@ class Hitos(GameSystem):
         GM's modifier, and the sheet's penalties (applied by themselves).
         Raises ``ValidationError`` (code ``characteristic`` or ``skill``)
         when the sheet lacks them."""
+        facts = request.facts
+        modifier = int(facts.get("modifier") or 0)
         return check_plan(
             request.character,
-            characteristic=request.characteristic,
-            skill=request.skill,
-            extra=[(_("Modificador de la dirección"), request.modifier)] if request.modifier else [],
+            characteristic=facts.get("characteristic", ""),
+            skill=facts.get("skill", ""),
+            extra=[(_("Modificador de la dirección"), modifier)] if modifier else [],
             difficulty=request.difficulty,
             purpose=request.purpose,
             client_seed=client_seed,

@@ -4,18 +4,17 @@ from django.db import migrations
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('table', '0002_meter_rolls'),
+        ("table", "0002_meter_rolls"),
     ]
 
     operations = [
         migrations.RemoveField(
-            model_name='tableroll',
-            name='arcane',
+            model_name="tableroll",
+            name="arcane",
         ),
         migrations.RemoveField(
-            model_name='tableroll',
-            name='modifier',
+            model_name="tableroll",
+            name="modifier",
         ),
     ]

@@ -11,6 +11,7 @@ from pytest_django.asserts import assertContains, assertNotContains
 
 from campaigns.models import Notification, Post
 from campaigns.permissions import campaign_access
+from systems.hitos.system import request_facts
 from table.models import RollRequest, TableRoll
 from table.roll_requests import services as roll_requests
 from tests.conftest import World, client_for
@@ -26,9 +27,7 @@ def _ask(play: World, *, hidden=False, **fields) -> RollRequest:
         access=campaign_access(play.gm, play.campaign),
         scene=play.scene,
         character=fields.pop("character", play.ines),
-        characteristic="reflejos",
-        skill="Sigilo",
-        modifier=fields.pop("modifier", -1),
+        facts=request_facts(characteristic="reflejos", skill="Sigilo", modifier=fields.pop("modifier", -1)),
         difficulty=18,
         difficulty_hidden=hidden,
         purpose="Que no te oigan",
@@ -63,7 +62,12 @@ def test_the_gm_asks_for_a_roll_and_the_player_is_told(play):
     response = client_for(play.gm).post(_ask_url(play), data)
     assert response.status_code == 302 and response.url == play.scene.get_absolute_url()
     request = RollRequest.objects.get()
-    assert (request.character, request.skill, request.modifier, request.difficulty) == (play.ines, "Sigilo", -1, 20)
+    assert (request.character, request.facts["skill"], request.facts["modifier"], request.difficulty) == (
+        play.ines,
+        "Sigilo",
+        -1,
+        20,
+    )
     assert request.difficulty_hidden and request.requested_by == play.gm and request.is_open
     notification = Notification.objects.get(kind=Notification.Kind.REQUEST)
     assert notification.user == play.ana
@@ -192,9 +196,7 @@ def test_a_request_is_answered_only_in_its_own_scene(play):
         access=campaign_access(play.gm, play.campaign),
         scene=other,
         character=play.ines,
-        characteristic="reflejos",
-        skill="Sigilo",
-        modifier=0,
+        facts=request_facts(characteristic="reflejos", skill="Sigilo"),
         difficulty=15,
         difficulty_hidden=False,
         purpose="Subir sin ruido",

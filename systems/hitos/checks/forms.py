@@ -10,7 +10,7 @@ from accounts.limits import LIMIT_MESSAGES, HiddenErrorsShown, text_field
 from rolls.forms import MODIFIER_REASON_MAX, client_seed_field, modifier_field
 from rolls.models import RollEntry
 from rules import hitos
-from sheets.models import CHARACTERISTIC_LABELS
+from sheets.models import CHARACTERISTIC_LABELS, Skill
 from table.models import RollRequest
 
 CHARACTERISTIC_CHOICES = list(CHARACTERISTIC_LABELS.items())
@@ -118,7 +118,7 @@ class RollRequestForm(forms.Form):
 
     character = forms.ChoiceField(label=_("Personaje"))
     characteristic = forms.ChoiceField(label=_("Característica"), choices=CHARACTERISTIC_CHOICES)
-    skill = text_field(RollRequest, "skill", label=_("Habilidad"), required=False)
+    skill = text_field(Skill, "name", label=_("Habilidad"), required=False)
     modifier = modifier_field(_("Modificador"), initial=0)
     difficulty = PostRollForm.base_fields["difficulty"]
     difficulty_hidden = forms.BooleanField(

@@ -11,8 +11,7 @@ from accounts.limits import LIMIT_MESSAGES, HiddenErrorsShown, max_length_of, te
 from rolls.forms import client_seed_field, modifier_field
 from rolls.models import RollEntry
 from rules.notation import MAX_LENGTH
-from sheets.models import CHARACTERISTIC_LABELS
-from table.models import RollRequest
+from sheets.models import CHARACTERISTIC_LABELS, Skill
 
 # The highest difficulty of the HITOS scale is 30 (H5); a GM may go a bit beyond.
 DIFFICULTY_LIMIT = 50
@@ -24,7 +23,7 @@ class SecretRollForm(HiddenErrorsShown, forms.Form):
 
     character = forms.ChoiceField(label=_("Personaje"), required=False)
     characteristic = forms.ChoiceField(label=_("Característica"), required=False)
-    skill = text_field(RollRequest, "skill", label=_("Habilidad"), required=False)
+    skill = text_field(Skill, "name", label=_("Habilidad"), required=False)
     free_modifier = modifier_field(
         _("Modificador libre"), help_text=_("Sin característica: una tirada de HITOS con este modificador.")
     )

@@ -32,8 +32,10 @@ def system_choices() -> list[tuple[str, str]]:
     ]
 
 
-# The system a campaign plays when nobody chose one.
-DEFAULT_SYSTEM = "hitos"
+def default_system() -> str:
+    """The system a campaign plays when nobody chose one: the first installed."""
+    choices = system_choices()
+    return choices[0][0] if choices else ""
 
 
 class Visibility(models.TextChoices):
@@ -79,7 +81,7 @@ class CampaignQuerySet(models.QuerySet):
 class Campaign(models.Model):
     title = models.CharField(_("título"), max_length=120)
     slug = models.SlugField(_("dirección web"), max_length=80, unique=True)
-    system = models.CharField(_("sistema"), max_length=16, choices=system_choices, default=DEFAULT_SYSTEM)
+    system = models.CharField(_("sistema"), max_length=16, choices=system_choices, default=default_system)
     description = models.TextField(_("descripción"), blank=True, max_length=20000)
     description_html = models.TextField(blank=True, editable=False)
     visibility = models.CharField(

@@ -1,7 +1,7 @@
 """All the table knows about games: the registry of game systems and the
 interface each one gives the table.
 
-A game system is a Django app under ``systems/`` (``systems/hitos`` today).
+A game system is a Django app under ``systems/`` (``systems/<key>``).
 Its ``AppConfig.ready()`` registers one ``GameSystem`` here; the table then
 asks the campaign's system (``for_campaign``) or the system that signed a
 roll (``for_game``, from the entry's ``game["system"]``), and never imports

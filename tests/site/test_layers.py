@@ -16,6 +16,7 @@ shrink. It is empty now, and no entry may come back.
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -100,6 +101,21 @@ def test_no_module_imports_a_higher_layer_except_the_known_ones():
 def test_the_known_exceptions_only_shrink():
     gone = sorted(KNOWN - _violations())
     assert gone == [], "these imports are gone: take them off KNOWN in tests/site/test_layers.py: " + repr(gone)
+
+
+def test_the_table_names_no_game():
+    """Issue 12: the table asks the campaign's system through the registry
+    and never names one, in its code or its templates."""
+    named = re.compile(r"\bhitos\b(?!_site)", re.IGNORECASE)
+    files = [*(ROOT / "table").rglob("*.py"), *(ROOT / "templates" / "table").rglob("*.html")]
+    assert len(files) > 10
+    found = [
+        f"{path.relative_to(ROOT)}:{n}"
+        for path in files
+        for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        if named.search(line)
+    ]
+    assert found == []
 
 
 def test_the_checker_sees_lazy_imports(tmp_path):

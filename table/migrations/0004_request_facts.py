@@ -4,32 +4,31 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('table', '0003_game_facts'),
+        ("table", "0003_game_facts"),
     ]
 
     operations = [
         migrations.RemoveField(
-            model_name='rollrequest',
-            name='characteristic',
+            model_name="rollrequest",
+            name="characteristic",
         ),
         migrations.RemoveField(
-            model_name='rollrequest',
-            name='modifier',
+            model_name="rollrequest",
+            name="modifier",
         ),
         migrations.RemoveField(
-            model_name='rollrequest',
-            name='skill',
+            model_name="rollrequest",
+            name="skill",
         ),
         migrations.AddField(
-            model_name='rollrequest',
-            name='facts',
+            model_name="rollrequest",
+            name="facts",
             field=models.JSONField(blank=True, default=dict),
         ),
         migrations.AlterField(
-            model_name='rollrequest',
-            name='difficulty',
-            field=models.SmallIntegerField(blank=True, null=True, verbose_name='dificultad'),
+            model_name="rollrequest",
+            name="difficulty",
+            field=models.SmallIntegerField(blank=True, null=True, verbose_name="dificultad"),
         ),
     ]

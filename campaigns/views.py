@@ -51,7 +51,7 @@ from campaigns.models import (
 )
 from campaigns.permissions import Access, campaign_access
 from campaigns.threads import POSTS_PER_PAGE, members_of
-from hitos_site.htmx import HtmxHttpRequest, page_or_fragment, redirect_after
+from hitos_site.htmx import HtmxHttpRequest, after_action, page_or_fragment, redirect_after
 
 HOME_PAGE_SIZE = 20
 SEARCH_LIMIT = 50
@@ -648,8 +648,9 @@ def notification_open(request: HttpRequest, notification_id: int) -> HttpRespons
 @require_POST
 def notifications_read_all(request: HtmxHttpRequest) -> HttpResponse:
     count = notify.notifications_mark_all_read(user=request.user)
-    if request.htmx:
-        return _notifications_page(request)
-    if count:
-        messages.success(request, _("Todos los avisos están marcados como leídos."))
-    return redirect("campaigns:notifications")
+    return after_action(
+        request,
+        fragment=lambda _error: _notifications_page(request),
+        url=reverse("campaigns:notifications"),
+        success=_("Todos los avisos están marcados como leídos.") if count else "",
+    )

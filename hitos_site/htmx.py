@@ -54,13 +54,21 @@ def form_again(response: HttpResponse, target: str) -> HttpResponse:
 
 
 def after_action(
-    request: HtmxHttpRequest, *, fragment: Callable[[str], HttpResponse], url: str, error: str = ""
+    request: HtmxHttpRequest,
+    *,
+    fragment: Callable[[str], HttpResponse],
+    url: str,
+    error: str = "",
+    success: str = "",
 ) -> HttpResponse:
     """The answer to an action made from a page region: for htmx the region
     as it is now (``fragment(error)``, which shows the error, if any, in
-    place), otherwise the error as a message and a redirect to ``url``."""
+    place), otherwise the error (or ``success``) as a message and a redirect
+    to ``url``."""
     if request.htmx:
         return fragment(error)
     if error:
         messages.error(request, error)
+    elif success:
+        messages.success(request, success)
     return redirect(url)

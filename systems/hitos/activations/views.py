@@ -66,9 +66,6 @@ def _back_url(table_roll: TableRoll) -> str:
     return table_roll.latest.get_absolute_url()
 
 
-def _back(table_roll: TableRoll) -> HttpResponse:
-    return redirect(_back_url(table_roll))
-
 
 def _form_response(request: HtmxHttpRequest, context: dict, *, invalid: bool = False) -> HttpResponse:
     """The form: a fragment for htmx (an invalid POST is put back where the
@@ -142,10 +139,12 @@ def activation_positive(request: HtmxHttpRequest, table_roll_id: int) -> HttpRes
             except ValidationError as exc:
                 form.add_error(None, exc)
             else:
-                if request.htmx:
-                    return _card(request, table_roll, access)
-                messages.success(request, _("Aspecto activado: dados repetidos."))
-                return _back(table_roll)
+                return after_action(
+                    request,
+                    fragment=lambda _error: _card(request, table_roll, access),
+                    url=_back_url(table_roll),
+                    success=_("Aspecto activado: dados repetidos."),
+                )
     else:
         form = PositiveActivationForm(aspects=options, payments=payments)
     context = {
@@ -188,10 +187,12 @@ def activation_negative(request: HtmxHttpRequest, table_roll_id: int) -> HttpRes
             except ValidationError as exc:
                 form.add_error(None, exc)
             else:
-                if request.htmx:
-                    return _card(request, table_roll, access)
-                messages.success(request, _("Activación en contra declarada: su jugador decide si la acepta."))
-                return _back(table_roll)
+                return after_action(
+                    request,
+                    fragment=lambda _error: _card(request, table_roll, access),
+                    url=_back_url(table_roll),
+                    success=_("Activación en contra declarada: su jugador decide si la acepta."),
+                )
     else:
         form = NegativeActivationForm(aspects=options, free_text=access.is_gm)
     context = {

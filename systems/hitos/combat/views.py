@@ -14,7 +14,7 @@ from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db.models import F, Prefetch
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import get_object_or_404, redirect, render
+from django.shortcuts import get_object_or_404, render
 from django.urls import reverse
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST, require_safe
@@ -314,9 +314,11 @@ def attack_create(request: HtmxHttpRequest, slug: str, scene_id: int, combat_id:
         except ValidationError as exc:
             form.add_error(None, exc)
         else:
-            if request.htmx:
-                return render(request, f"{TEMPLATE}#combat-board", _context(request, scene, access))
-            return redirect(f"{services.combat_url(combat)}#attack-{attack.pk}")
+            return after_action(
+                request,
+                fragment=lambda _error: render(request, f"{TEMPLATE}#combat-board", _context(request, scene, access)),
+                url=f"{services.combat_url(combat)}#attack-{attack.pk}",
+            )
     return page_or_fragment(request, TEMPLATE, "combat-board", _context(request, scene, access, attack_form=form))
 
 

@@ -13,7 +13,7 @@ from django.core.exceptions import PermissionDenied, ValidationError
 from django.core.paginator import Paginator
 from django.db.models import Prefetch
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import get_object_or_404, redirect
+from django.shortcuts import get_object_or_404
 from django.urls import reverse
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST, require_safe
@@ -21,7 +21,7 @@ from django.views.decorators.http import require_POST, require_safe
 from campaigns import permissions as perms
 from campaigns.models import Campaign, Scene
 from campaigns.permissions import Access
-from hitos_site.htmx import HtmxHttpRequest, page_or_fragment, redirect_after
+from hitos_site.htmx import HtmxHttpRequest, after_action, page_or_fragment, redirect_after
 from rules.hitos import Opposed
 from sheets.models import Character, Skill
 from systems.hitos.cards import activations_prefetch
@@ -156,19 +156,23 @@ def horror_roll(request: HtmxHttpRequest, slug: str, scene_id: int, exposure_id:
             )
         except ValidationError as exc:
             errors[exposure.pk] = " ".join(exc.messages)
-    if request.htmx:
+
+    def row(error: str) -> HttpResponse:
         # Only this character's row is swapped: the other buttons keep the
         # seeds their browser made when the page loaded.
         test = _horror_tests(scene).get(pk=exposure.test_id)
         _decorate_tests([test], access, scene, errors)
-        row = next(e for e in test.exposures.all() if e.pk == exposure.pk)
-        context = {"exposure": row, "test": test, "campaign": scene.campaign, "scene": scene, "access": access}
+        swapped = next(e for e in test.exposures.all() if e.pk == exposure.pk)
+        context = {"exposure": swapped, "test": test, "campaign": scene.campaign, "scene": scene, "access": access}
         return page_or_fragment(request, "hitos/horror.html", "horror-exposure", context)
-    if errors:
-        messages.error(request, errors[exposure.pk])
-    else:
-        messages.success(request, _("Prueba de Entereza tirada."))
-    return redirect(reverse("hitos:horror", args=[scene.campaign.slug, scene.pk]) + f"#exposicion-{exposure.pk}")
+
+    return after_action(
+        request,
+        fragment=row,
+        url=reverse("hitos:horror", args=[scene.campaign.slug, scene.pk]) + f"#exposicion-{exposure.pk}",
+        error=errors.get(exposure.pk, ""),
+        success=_("Prueba de Entereza tirada."),
+    )
 
 
 # --- opposed rolls --------------------------------------------------------------------

@@ -23,8 +23,9 @@ LogCardsBuilder = Callable[..., dict[int, dict[str, Any]]]
 _builders: dict[str, Callable] = {}
 
 
-def register(permalink_card: CardBuilder, log_cards: LogCardsBuilder) -> None:
+def register(permalink_card: CardBuilder, log_cards: LogCardsBuilder, badge_line: Callable[..., str | None]) -> None:
     _builders["permalink_card"] = permalink_card
+    _builders["badge_line"] = badge_line
     _builders["log_cards"] = log_cards
 
 
@@ -39,6 +40,11 @@ def permalink_card(entry, *, access, versions: Sequence) -> dict[str, Any]:
     """The card of one version of a roll, for its permalink (``versions``:
     its chain up to it, oldest first)."""
     return _builder("permalink_card")(entry, access=access, versions=versions)
+
+
+def badge_line(signed_entry: dict[str, Any]) -> str | None:
+    """The badge's line for a roll a game reads; None for the log's own."""
+    return _builder("badge_line")(signed_entry)
 
 
 def log_cards(entries: Sequence, *, access) -> dict[int, dict[str, Any]]:

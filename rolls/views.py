@@ -244,6 +244,7 @@ def roll_badge(request: HttpRequest, permalink: str) -> HttpResponse:
             "entry": entry,
             "signed_entry": signed_entry,
             "game": signed_entry.get("game") or {},
+            "line": presenters.badge_line(signed_entry) if readable else None,
             "private": not readable,
         },
         content_type="image/svg+xml; charset=utf-8",

@@ -12,4 +12,4 @@ class TableConfig(AppConfig):
         from table import cards, checks, events  # noqa: F401 (checks registers itself)
 
         signals.scene_created.connect(events.scene_created, dispatch_uid="table.scene_started")
-        presenters.register(cards.permalink_card, cards.log_cards)
+        presenters.register(cards.permalink_card, cards.log_cards, cards.badge_line)

@@ -131,6 +131,13 @@ def permalink_card(entry: RollEntry, *, access: Access, versions: Sequence[RollE
     return card(entry, access=access, table_roll=table_roll, versions=versions)
 
 
+def badge_line(signed_entry: dict[str, Any]) -> str | None:
+    """The badge's line from the system that signed the roll (None: the log's own)."""
+    game = signed_entry.get("game") or {}
+    system = systems.for_game(game)
+    return system.badge_line(game, signed_entry) if system is not None else None
+
+
 def _chains(table_rolls: list[TableRoll], campaign) -> dict[int, list[RollEntry]]:
     """Each roll's versions, oldest first, in at most one query: the re-rolls
     logged between the first re-rolled roll's first version and the last

@@ -101,6 +101,11 @@ class GameSystem:
         """The roll log's compact cards, by entry id, in constant queries."""
         return {e.pk: self.card(bases[e.pk], access=access, table_roll=None) for e in entries}
 
+    def badge_line(self, game: dict[str, Any], signed_entry: dict[str, Any]) -> str | None:
+        """The one line of the roll's badge (an SVG pasted into other
+        forums), from the signed entry; None for the log's plain line."""
+        return None
+
     # --- the scene page --------------------------------------------------------------
 
     def scene_context(self, scene: Scene, access: Access, *, characters: Sequence) -> dict[str, Any]:

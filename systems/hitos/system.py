@@ -164,6 +164,15 @@ class Hitos(GameSystem):
             for e in entries
         }
 
+    def badge_line(self, game, signed_entry) -> str:
+        """The dice, the kept C, the total and the outcome in words."""
+        line = f"{' · '.join(map(str, signed_entry.get('dice') or []))} (C {game.get('C')}) → {game.get('total')}"
+        if game.get("success") is True:
+            return f"{line} {_('éxito')}"
+        if game.get("success") is False:
+            return f"{line} {_('fallo')}"
+        return line
+
     # --- the scene page --------------------------------------------------------------
 
     def scene_context(self, scene, access, *, characters: Sequence[Character]) -> dict[str, Any]:

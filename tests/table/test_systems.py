@@ -126,3 +126,12 @@ def test_the_system_adds_its_tools_to_an_ordinary_scene(play):
     assert context["scene_tools_template"] == "hitos/_scene_tools.html"
     page = client_for(play.gm).get(play.scene.get_absolute_url())
     assert reverse("hitos:combat", args=[play.campaign.slug, play.scene.pk]) in page.content.decode()
+
+
+def test_the_badge_line_comes_from_the_system_that_signed_the_roll():
+    from table.cards import badge_line
+
+    hitos_entry = {"dice": [3, 7, 9], "game": {"system": "hitos", "C": 7, "total": 12, "success": True}}
+    assert badge_line(hitos_entry) == "3 · 7 · 9 (C 7) → 12 éxito"
+    assert badge_line({"dice": [4], "game": {"system": "desconocido"}}) is None
+    assert badge_line({"dice": [4], "game": {"system": "free", "total": 4}}) is None

@@ -66,7 +66,6 @@ def _back_url(table_roll: TableRoll) -> str:
     return table_roll.latest.get_absolute_url()
 
 
-
 def _form_response(request: HtmxHttpRequest, context: dict, *, invalid: bool = False) -> HttpResponse:
     """The form: a fragment for htmx (an invalid POST is put back where the
     form was, not over the card), the whole page otherwise."""

@@ -25,6 +25,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from accounts.limits import refusal_message
 from campaigns import extensions, notify, services
 from campaigns import permissions as perms
+from campaigns.access import campaign_for
 from campaigns.forms import (
     ApplicationForm,
     CampaignForm,
@@ -61,13 +62,12 @@ SEARCH_LIMIT = 50
 
 
 def _campaign_for(request: HttpRequest, slug: str, *, manage: bool = False) -> tuple[Campaign, Access]:
-    campaign = get_object_or_404(Campaign.objects.select_related("gm"), slug=slug)
-    access = campaign_access(request.user, campaign)
-    if not perms.can_view_campaign(access):
-        raise Http404
-    if manage and not perms.can_manage(access):
-        raise PermissionDenied(_("Solo la dirección de la partida puede hacer esto."))
-    return campaign, access
+    return campaign_for(
+        request,
+        slug,
+        need=perms.can_manage if manage else None,
+        denied=_("Solo la dirección de la partida puede hacer esto."),
+    )
 
 
 def _scene_for(request: HttpRequest, slug: str, scene_id: int, *, manage: bool = False) -> tuple[Scene, Access]:

@@ -20,10 +20,10 @@ from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth import get_user_model
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import PermissionDenied, ValidationError
+from django.core.exceptions import ValidationError
 from django.core.paginator import Paginator
 from django.db.models import Exists, F, OuterRef, Subquery
-from django.http import FileResponse, Http404, HttpRequest, HttpResponse, HttpResponseBadRequest
+from django.http import FileResponse, HttpRequest, HttpResponse, HttpResponseBadRequest
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils.translation import gettext as _
@@ -31,8 +31,9 @@ from django.views.decorators.clickjacking import xframe_options_exempt
 from django.views.decorators.http import require_http_methods, require_safe
 
 from campaigns import permissions as perms
-from campaigns.models import Campaign, Post
-from campaigns.permissions import Access, campaign_access
+from campaigns.access import campaign_for
+from campaigns.models import Post
+from campaigns.permissions import campaign_access
 from hitos_site.htmx import HtmxHttpRequest, page_or_fragment
 from rolls import presenters, rollog, services, verify_roll
 from rolls.forms import FreeRollForm
@@ -51,17 +52,6 @@ _JSON_HTML_ESCAPES = {ord("<"): "\\u003c", ord(">"): "\\u003e", ord("&"): "\\u00
 def _json(document: dict, *, status: int = 200) -> HttpResponse:
     text = json.dumps(document, ensure_ascii=False, indent=1).translate(_JSON_HTML_ESCAPES)
     return HttpResponse(text, status=status, content_type="application/json; charset=utf-8")
-
-
-def campaign_for(request: HttpRequest, slug: str, *, need=None, denied: str | None = None) -> tuple[Campaign, Access]:
-    """The campaign if the user may see it (404), and ``need`` allows (403)."""
-    campaign = get_object_or_404(Campaign.objects.select_related("gm"), slug=slug)
-    access = campaign_access(request.user, campaign)
-    if not perms.can_view_campaign(access):
-        raise Http404
-    if need is not None and not need(access):
-        raise PermissionDenied(denied)
-    return campaign, access
 
 
 def _entry_for(permalink: str) -> RollEntry:

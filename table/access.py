@@ -1,4 +1,5 @@
-"""The table's access helpers, shared by the table's and the game systems' views.
+"""The table's access helpers, shared by the table's and the game systems'
+views (the campaign itself: ``campaigns.access.campaign_for``).
 
 Each loads what the user may see and says 404 otherwise (outsiders of a
 private campaign, a scene they cannot see, a whisper); ``need`` is a
@@ -8,35 +9,14 @@ and a member it refuses gets 403 with ``denied`` as the message.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
-from django.core.exceptions import PermissionDenied
-from django.http import Http404, HttpRequest
+from django.http import HttpRequest
 from django.shortcuts import get_object_or_404
 
 from campaigns import permissions as perms
-from campaigns.models import Campaign, Scene
-from campaigns.permissions import Access, campaign_access
+from campaigns.access import Need, campaign_for, require
+from campaigns.models import Scene
+from campaigns.permissions import Access
 from table.models import TableRoll
-
-Need = Callable[[Access], bool]
-
-
-def _require(access: Access, need: Need | None, denied: str | None) -> None:
-    if need is not None and not need(access):
-        raise PermissionDenied(denied)
-
-
-def campaign_for(
-    request: HttpRequest, slug: str, *, need: Need | None = None, denied: str | None = None
-) -> tuple[Campaign, Access]:
-    """The campaign if the user may see it (404), and ``need`` allows (403)."""
-    campaign = get_object_or_404(Campaign.objects.select_related("gm"), slug=slug)
-    access = campaign_access(request.user, campaign)
-    if not perms.can_view_campaign(access):
-        raise Http404
-    _require(access, need, denied)
-    return campaign, access
 
 
 def scene_for(
@@ -58,7 +38,7 @@ def scene_for(
         scenes = scenes.exclude(is_offgame=True)
     scene = get_object_or_404(scenes, pk=scene_id)
     scene.campaign = campaign
-    _require(access, need, denied)
+    require(access, need, denied)
     return scene, access
 
 

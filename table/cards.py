@@ -183,14 +183,9 @@ def cards_for(
         table_roll.campaign = campaign
     chains = _chains(table_rolls, campaign)
     bases = {tr.pk: frame(tr.latest, table_roll=tr, versions=chains[tr.latest_id]) for tr in table_rolls}
-    by_system: dict[str, list[TableRoll]] = {}
-    for tr in table_rolls:
-        by_system.setdefault(bases[tr.pk]["game"].get("system", ""), []).append(tr)
     cards = dict(bases)
-    for key, rolls in by_system.items():
-        system = systems.get(key)
-        if system is not None:
-            cards.update(system.page_cards(rolls, bases, access=access, has_character=has_character))
+    for system, rolls in _by_system(table_rolls, bases):
+        cards.update(system.page_cards(rolls, bases, access=access, has_character=has_character))
     return cards
 
 
@@ -198,12 +193,16 @@ def log_cards(entries: Sequence[RollEntry], *, access: Access) -> dict[int, dict
     """Compact cards of a page of the roll log, by entry id (no actions: the
     log is for reading), with the systems' page queries."""
     bases = {entry.pk: frame(entry, compact=True) for entry in entries}
-    by_system: dict[str, list[RollEntry]] = {}
-    for entry in entries:
-        by_system.setdefault(bases[entry.pk]["game"].get("system", ""), []).append(entry)
     cards = dict(bases)
-    for key, group in by_system.items():
-        system = systems.get(key)
-        if system is not None:
-            cards.update(system.log_cards(group, bases, access=access))
+    for system, group in _by_system(entries, bases):
+        cards.update(system.log_cards(group, bases, access=access))
     return cards
+
+
+def _by_system(rows: Sequence, bases: dict[int, dict[str, Any]]) -> list[tuple[systems.GameSystem, list]]:
+    """The rows of a page grouped by the installed system that signed each
+    one's roll (rows no installed system reads keep their plain frame)."""
+    groups: dict[str, list] = {}
+    for row in rows:
+        groups.setdefault(bases[row.pk]["game"].get("system", ""), []).append(row)
+    return [(systems.get(key), group) for key, group in groups.items() if systems.get(key) is not None]

@@ -19,6 +19,7 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods, require_POST, require_safe
 
 from campaigns import permissions as perms
+from campaigns.access import campaign_for
 from campaigns.models import Campaign
 from campaigns.permissions import Access
 from hitos_site.htmx import HtmxHttpRequest, after_action, form_again, page_or_fragment, wants_fragment
@@ -31,7 +32,6 @@ from systems.hitos.activations.forms import DramaPoolForm, NarrativeForm, Negati
 from systems.hitos.cards import activations_prefetch
 from systems.hitos.checks.services import is_arcane, parse_positions
 from systems.hitos.models import Activation
-from table.access import campaign_for
 from table.cards import card
 from table.models import TableRoll
 

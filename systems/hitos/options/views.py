@@ -11,9 +11,9 @@ from django.views.decorators.http import require_http_methods
 
 from campaigns import permissions as perms
 from campaigns import services as forum
+from campaigns.access import campaign_for
 from hitos_site.htmx import HtmxHttpRequest
 from systems.hitos.options.forms import CampaignOptionsForm
-from table.access import campaign_for
 
 
 @login_required

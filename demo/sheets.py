@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from django.db import transaction
 
-from sheets import services
 from sheets.models import Character
-from sheets.services import SheetData
+from systems.hitos.sheet import services
+from systems.hitos.sheet.services import SheetData
 
 DEMO_NPC = "Anselmo, el mayordomo"
 

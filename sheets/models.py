@@ -45,11 +45,6 @@ def campaign_options(campaign) -> HitosOptions:
         return HitosOptions()
 
 
-# The game systems whose sheet ``Character`` holds today (HITOS columns):
-# the sheet pages answer 404 in a campaign of any other system.
-SHEET_SYSTEMS = ("hitos",)
-
-
 class CharacterQuerySet(models.QuerySet):
     def approved(self):
         """Approved player characters: the ones players post and roll as, and

@@ -9,11 +9,12 @@ from django.utils.translation import gettext as _
 
 from campaigns.extensions import Additions
 from campaigns.permissions import Access
-from sheets.models import SHEET_SYSTEMS, Character
+from sheets import kinds
+from sheets.models import Character
 
 
 def _has_sheets(access: Access) -> bool:
-    return access.campaign.system in SHEET_SYSTEMS
+    return kinds.has_sheets(access.campaign)
 
 
 def campaign_page(request: HttpRequest, access: Access) -> Additions:

@@ -1,223 +1,59 @@
-"""Sheet pages: list, creation and review, the sheet with its meters, history,
-NPCs, session / scene changes, export and import.
+"""The sheet addresses every game system shares, and the pages that need no
+game: the campaign's sheet options and a sheet's history.
 
-Every view loads its objects through the access helpers at the top:
-outsiders (and members who may not see a sheet) get 404, members without the
-right get 403. Meter, drama and aspect actions are plain forms that redirect
-(Post/Redirect/Get); with htmx they answer with the sheet's fragment.
+``system_page`` serves the rest (list, creation, the sheet, review, print,
+export, import) through the campaign's system (``sheets.kinds``). Every view
+loads its objects through the access helpers: outsiders (and members who may
+not see a sheet) get 404, members without the right get 403.
 """
 
 from __future__ import annotations
 
-import json
-from collections.abc import Callable
-
-from django import forms as forms_module
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import PermissionDenied, ValidationError
+from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
-from django.db.models import Prefetch
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
-from django.utils.text import slugify
 from django.utils.translation import gettext as _
-from django.views.decorators.http import require_GET, require_http_methods, require_POST
+from django.views.decorators.http import require_GET, require_http_methods
 
-from accounts.limits import refusal_message
-from campaigns.models import Campaign, SceneAspect
-from campaigns.models import Scene as CampaignScene
-from campaigns.permissions import Access, campaign_access, can_view_campaign, visible_scenes
-from hitos_site.htmx import HtmxHttpRequest, page_or_fragment, wants_fragment
-from rules.hitos_health import STATE_LABELS, HealthState, MentalState
+from campaigns.models import Campaign
+from campaigns.permissions import campaign_access, can_view_campaign
+from hitos_site.htmx import HtmxHttpRequest, page_or_fragment
+from sheets import kinds
 from sheets import permissions as perms
-from sheets import services
-from sheets.forms import (
-    AspectActionForm,
-    AspectForm,
-    DramaForm,
-    ImportForm,
-    MeterForm,
-    NewSceneForm,
-    NewSessionForm,
-    NotesForm,
-    NpcForm,
-    ReviewForm,
-    SheetForm,
-    SheetOptionsForm,
-    SkillFormSet,
-    WeaponFormSet,
-    formset_helper,
-    import_form_data,
-    sheet_preview,
-    skills_initial,
-    weapons_initial,
-)
-from sheets.meters import METERS
-from sheets.models import (
-    CHARACTERISTIC_FIELDS,
-    SHEET_SYSTEMS,
-    Aspect,
-    CampaignSheetOptions,
-    Character,
-    SheetEvent,
-    campaign_options,
-)
+from sheets.forms import SheetOptionsForm
+from sheets.models import Character, SheetEvent
 
 HISTORY_PAGE_SIZE = 50
-NPC_HIDDEN_SCORES = ("entereza", "estabilidad")
 
 
-# --- access helpers -------------------------------------------------------------
+def sheet_campaign(slug: str) -> Campaign:
+    """The campaign of a sheet address, with what every sheet page reads."""
+    return get_object_or_404(Campaign.objects.select_related("gm", "sheet_options"), slug=slug)
 
 
-def _campaign_for(
-    request: HttpRequest, slug: str, *, need: Callable[[Access], bool] | None = None
-) -> tuple[Campaign, Access, CampaignSheetOptions]:
-    """A HITOS campaign the user may read (404 otherwise); 403 without ``need``."""
-    campaign = get_object_or_404(
-        Campaign.objects.select_related("gm", "sheet_options"), slug=slug, system__in=SHEET_SYSTEMS
-    )
-    access = campaign_access(request.user, campaign)
-    if not can_view_campaign(access):
+def system_page(request: HtmxHttpRequest, slug: str, page: str, **kwargs) -> HttpResponse:
+    """A sheet page of the campaign's game system (404 when it has none)."""
+    campaign = sheet_campaign(slug)
+    kind = kinds.get(campaign.system)
+    view = kind.pages.get(page) if kind is not None else None
+    if view is None:
         raise Http404
-    if need is not None and not need(access):
-        raise PermissionDenied(_("No puedes hacer esto en las fichas de esta partida."))
-    return campaign, access, perms.sheet_options(campaign)
-
-
-def _sheet_for(
-    request: HttpRequest,
-    slug: str,
-    character_id: int,
-    *,
-    need: Callable[[Access, Character], bool] | None = None,
-) -> tuple[Character, Access, CampaignSheetOptions]:
-    """A sheet the user may see (404 otherwise); 403 when ``need`` says no."""
-    campaign, access, options = _campaign_for(request, slug)
-    character = get_object_or_404(
-        Character.objects.filter(campaign=campaign)
-        .select_related("owner")
-        .prefetch_related("skills", "weapons", Prefetch("aspects", queryset=Aspect.objects.active())),
-        pk=character_id,
-    )
-    character.campaign = campaign
-    if not perms.can_see_sheet(access, character, options):
-        raise Http404
-    if need is not None and not need(access, character):
-        raise PermissionDenied(_("No puedes hacer esto con esta ficha."))
-    return character, access, options
-
-
-def _reload(character: Character) -> Character:
-    fresh = (
-        Character.objects.select_related("owner")
-        .prefetch_related("skills", "weapons", Prefetch("aspects", queryset=Aspect.objects.active()))
-        .get(pk=character.pk)
-    )
-    fresh.campaign = character.campaign
-    return fresh
-
-
-# --- context builders ---------------------------------------------------------------
-
-
-HEALTH_ROW_STATES = (HealthState.HERIDO, HealthState.INCAPACITADO, HealthState.MORIBUNDO)
-MENTAL_ROW_STATES = (MentalState.ALTERADO, MentalState.TRASTORNADO, MentalState.ENLOQUECIDO)
-
-
-def _meter_rows(meter, row: int, states) -> list[tuple[str, list[str]]]:
-    """The boxes of a meter (``Meter.boxes``) in rows of Aguante (Entereza)
-    boxes, each with the state its last box brings (H53–H56, H83)."""
-    boxes = meter.boxes
-    rows = [list(boxes[i : i + row]) for i in range(0, len(boxes), row)]
-    return [(STATE_LABELS[states[i]] if i < len(states) else "", r) for i, r in enumerate(rows)]
-
-
-def _detail_context(access: Access, character: Character, options: CampaignSheetOptions, **forms) -> dict:
-    campaign = character.campaign
-    private = perms.can_see_private(access, character)
-    can_mark = perms.can_mark(access, character)
-    context = {
-        "campaign": campaign,
-        "access": access,
-        "character": character,
-        "private": private,
-        "can_mark": can_mark,
-        "can_edit": perms.can_edit_sheet(access, character),
-        "can_notes": perms.can_edit_notes(access, character),
-        "can_submit": perms.can_submit(access, character),
-        "can_review": perms.can_review(access) and character.status == Character.Status.SUBMITTED,
-        "can_gm_notes": perms.can_see_gm_notes(access),
-        # NPC stat blocks have no sanity meter.
-        "scores": {k: v for k, v in character.scores.items() if not (character.is_npc and k in NPC_HIDDEN_SCORES)},
-        "health_rows": _meter_rows(character.health_meter, character.aguante, HEALTH_ROW_STATES),
-        "mental_rows": _meter_rows(character.mental_meter, character.entereza, MENTAL_ROW_STATES),
-        "aspects": sorted(character.aspects.all(), key=lambda a: (a.kind != "concept", a.kind, a.position, a.pk)),
-    }
-    if private:
-        context["warnings"] = services.sheet_warnings(character) if not character.is_npc else []
-    if can_mark:
-        context["health_form"] = forms.get("health_form") or MeterForm(meter=services.HEALTH, campaign=campaign)
-        context["mental_form"] = forms.get("mental_form") or MeterForm(meter=services.MENTAL, campaign=campaign)
-        context["drama_form"] = forms.get("drama_form") or DramaForm(campaign=campaign)
-        context["aspect_form"] = forms.get("aspect_form") or AspectForm()
-    if context["can_review"]:
-        context["review_form"] = forms.get("review_form") or ReviewForm()
-    context["aspect_error"] = forms.get("aspect_error")
-    context["last_roll"], context["last_check"] = forms.get("last_roll"), forms.get("last_check")
-    return context
-
-
-def _scene_aspects(access: Access) -> list[SceneAspect]:
-    scenes = visible_scenes(access)
-    return list(
-        SceneAspect.objects.filter(
-            scene__in=scenes.filter(status=CampaignScene.Status.OPEN).values("pk")
-        ).select_related("scene")
-    )
-
-
-def _stored_preview(character: Character) -> dict:
-    return {"scores": character.scores, "warnings": services.sheet_warnings(character)}
-
-
-# --- list, options, session and scene ---------------------------------------------------
-
-
-@require_GET
-def sheet_list(request: HtmxHttpRequest, slug: str) -> HttpResponse:
-    campaign, access, options = _campaign_for(request, slug)
-    sees_public = perms.sees_public_sheets(access, options)
-    characters = list(
-        Character.objects.filter(campaign=campaign)
-        .listed_for(request.user, is_gm=access.is_gm, sees_public=sees_public)
-        .select_related("owner")
-        .prefetch_related("skills", Prefetch("aspects", queryset=Aspect.objects.active()))
-    )
-    for character in characters:
-        character.campaign = campaign
-    context = {
-        "campaign": campaign,
-        "access": access,
-        "pcs": [c for c in characters if not c.is_npc],
-        "npcs": [c for c in characters if c.is_npc],
-        "can_create": request.user.is_authenticated and perms.can_create_sheet(access),
-        "can_manage": perms.can_manage_sheets(access),
-        "session_form": NewSessionForm(),
-        "scene_form": NewSceneForm(),
-        "recent": list(SheetEvent.objects.filter(campaign=campaign, character__isnull=True).select_related("actor")[:5])
-        if access.is_gm
-        else [],
-    }
-    return page_or_fragment(request, "sheets/sheet_list.html", "sheet-table", context)
+    return view(request, campaign, **kwargs)
 
 
 @login_required
 @require_http_methods(["GET", "POST"])
 def sheet_options(request: HtmxHttpRequest, slug: str) -> HttpResponse:
-    campaign, access, options = _campaign_for(request, slug, need=perms.can_manage_sheets)
-    form = SheetOptionsForm(request.POST or None, instance=options)
+    campaign = sheet_campaign(slug)
+    access = campaign_access(request.user, campaign)
+    if not can_view_campaign(access) or not kinds.has_sheets(campaign):
+        raise Http404
+    if not perms.can_manage_sheets(access):
+        raise PermissionDenied(_("No puedes hacer esto en las fichas de esta partida."))
+    form = SheetOptionsForm(request.POST or None, instance=perms.sheet_options(campaign))
     if request.method == "POST" and form.is_valid():
         form.save()
         messages.success(request, _("Opciones de fichas guardadas."))
@@ -226,441 +62,19 @@ def sheet_options(request: HtmxHttpRequest, slug: str) -> HttpResponse:
 
 
 @login_required
-@require_POST
-def session_new(request: HtmxHttpRequest, slug: str) -> HttpResponse:
-    campaign, access, _options = _campaign_for(request, slug, need=perms.can_manage_sheets)
-    form = NewSessionForm(request.POST)
-    if form.is_valid():
-        count = services.campaign_new_session(
-            campaign=campaign,
-            actor=request.user,
-            reason=form.cleaned_data["reason"],
-            new_story=form.cleaned_data["new_story"],
-        )
-        messages.success(request, _("Nueva sesión: %(n)s fichas con sus puntos dramáticos renovados.") % {"n": count})
-    else:
-        messages.error(request, refusal_message(form, missing=_("No se ha podido empezar la sesión.")))
-    return redirect("sheets:sheet-list", campaign.slug)
-
-
-@login_required
-@require_POST
-def scene_new(request: HtmxHttpRequest, slug: str) -> HttpResponse:
-    campaign, access, _options = _campaign_for(request, slug, need=perms.can_manage_sheets)
-    form = NewSceneForm(request.POST)
-    if form.is_valid():
-        ended = services.campaign_new_scene(campaign=campaign, actor=request.user, reason=form.cleaned_data["reason"])
-        messages.success(request, _("Nueva escena: %(n)s aspectos temporales terminados.") % {"n": ended})
-    else:
-        messages.error(request, refusal_message(form, missing=_("No se ha podido empezar la escena.")))
-    return redirect("sheets:sheet-list", campaign.slug)
-
-
-# --- creation and editing ----------------------------------------------------------
-
-
-def _sheet_forms(request, campaign, access, *, character=None, creating=False):
-    data = request.POST if request.method == "POST" else None
-    initial = (
-        SheetForm.initial_for(character)
-        if character
-        else {"drama": 5, "fortaleza": 5, "reflejos": 5, "voluntad": 5, "intelecto": 5}
-    )
-    form = SheetForm(data, initial=initial, is_gm=access.is_gm, creating=creating)
-    skills = SkillFormSet(data, prefix="skills", initial=skills_initial(character) if character else None)
-    weapons = WeaponFormSet(data, prefix="weapons", initial=weapons_initial(character) if character else None)
-    return form, skills, weapons
-
-
-def _render_sheet_form(request, context, form, skills, *, npc=False) -> HttpResponse:
-    """The whole form page, or with htmx only the live derived scores (preview)."""
-    if request.method == "POST":
-        context["preview"] = sheet_preview(request.POST, campaign_options(context["campaign"]))
-    elif context.get("character") is not None:
-        context["preview"] = _stored_preview(context["character"])
-    else:
-        context["preview"] = sheet_preview(
-            {k: str(v) for k, v in form.initial.items()}, campaign_options(context["campaign"])
-        )
-    context["formset_helper"] = formset_helper()
-    context["npc"] = npc
-    if request.htmx and request.method == "POST":
-        return render(request, "sheets/sheet_form.html#sheet-preview", context)
-    return render(request, "sheets/sheet_form.html", context)
-
-
-@login_required
-@require_http_methods(["GET", "POST"])
-def sheet_create(request: HtmxHttpRequest, slug: str) -> HttpResponse:
-    campaign, access, _options = _campaign_for(request, slug, need=perms.can_create_sheet)
-    form, skills, weapons = _sheet_forms(request, campaign, access, creating=True)
-    context = {"campaign": campaign, "form": form, "skills": skills, "weapons": weapons, "creating": True}
-    if request.method == "POST" and "preview" not in request.POST:
-        if form.is_valid() and skills.is_valid() and weapons.is_valid():
-            character = services.sheet_create(
-                campaign=campaign,
-                owner=request.user,
-                actor=request.user,
-                data=form.sheet_data(skills.rows(), weapons.rows()),
-            )
-            messages.success(request, _("Ficha creada como borrador. Envíala a la dirección cuando esté lista."))
-            return redirect(character)
-    return _render_sheet_form(request, context, form, skills)
-
-
-@login_required
-@require_http_methods(["GET", "POST"])
-def sheet_edit(request: HtmxHttpRequest, slug: str, character_id: int) -> HttpResponse:
-    character, access, _options = _sheet_for(request, slug, character_id, need=perms.can_edit_sheet)
-    if character.is_npc:
-        return _npc_edit(request, character, access)
-    campaign = character.campaign
-    form, skills, weapons = _sheet_forms(request, campaign, access, character=character)
-    context = {"campaign": campaign, "character": character, "form": form, "skills": skills, "weapons": weapons}
-    if request.method == "POST" and "preview" not in request.POST:
-        if form.is_valid() and skills.is_valid() and weapons.is_valid():
-            services.sheet_update(
-                character=character, actor=request.user, data=form.sheet_data(skills.rows(), weapons.rows())
-            )
-            messages.success(request, _("Ficha guardada."))
-            return redirect(character)
-    return _render_sheet_form(request, context, form, skills)
-
-
-@login_required
-@require_http_methods(["GET", "POST"])
-def npc_create(request: HtmxHttpRequest, slug: str) -> HttpResponse:
-    campaign, access, _options = _campaign_for(request, slug, need=perms.can_manage_sheets)
-    data = request.POST if request.method == "POST" else None
-    form = NpcForm(data, initial={"fortaleza": 5, "reflejos": 5, "voluntad": 5, "intelecto": 5, "rd": 0})
-    skills = SkillFormSet(data, prefix="skills")
-    context = {"campaign": campaign, "form": form, "skills": skills, "creating": True}
-    if request.method == "POST" and "preview" not in request.POST:
-        if form.is_valid() and skills.is_valid():
-            character = services.sheet_create(
-                campaign=campaign,
-                owner=request.user,
-                actor=request.user,
-                kind=Character.Kind.NPC,
-                data=form.sheet_data(skills.rows()),
-            )
-            messages.success(request, _("PNJ creado."))
-            return redirect(character)
-    return _render_sheet_form(request, context, form, skills, npc=True)
-
-
-def _npc_edit(request: HtmxHttpRequest, character: Character, access: Access) -> HttpResponse:
-    """The NPC branch of ``sheet_edit`` (same URL, same access check)."""
-    data = request.POST if request.method == "POST" else None
-    initial = {
-        name: getattr(character, name) for name in ("name", *CHARACTERISTIC_FIELDS, "rd", "damage_code", "gm_notes")
-    }
-    initial["concept"] = next((a.phrase for a in character.aspects.all() if a.kind == Aspect.Kind.CONCEPT), "")
-    form = NpcForm(data, initial=initial)
-    skills = SkillFormSet(data, prefix="skills", initial=skills_initial(character))
-    context = {"campaign": character.campaign, "character": character, "form": form, "skills": skills}
-    if request.method == "POST" and "preview" not in request.POST:
-        if form.is_valid() and skills.is_valid():
-            services.sheet_update(character=character, actor=request.user, data=form.sheet_data(skills.rows()))
-            messages.success(request, _("PNJ guardado."))
-            return redirect(character)
-    return _render_sheet_form(request, context, form, skills, npc=True)
-
-
-# --- the sheet -------------------------------------------------------------------
-
-
-@require_GET
-def sheet_detail(request: HtmxHttpRequest, slug: str, character_id: int) -> HttpResponse:
-    character, access, options = _sheet_for(request, slug, character_id)
-    context = _detail_context(access, character, options)
-    if not wants_fragment(request):
-        context["scene_aspects"] = _scene_aspects(access)
-        if context["can_notes"]:
-            context["notes_form"] = NotesForm(
-                initial={f: getattr(character, f) for f in ("private_notes", "public_description", "gm_notes")},
-                is_gm=access.is_gm,
-                description_allowed=options.players_edit_description,
-            )
-    return page_or_fragment(request, "sheets/sheet_detail.html", "sheet-meters", context)
-
-
-@login_required
-@require_POST
-def sheet_notes(request: HtmxHttpRequest, slug: str, character_id: int) -> HttpResponse:
-    character, access, options = _sheet_for(request, slug, character_id, need=perms.can_edit_notes)
-    form = NotesForm(request.POST, is_gm=access.is_gm, description_allowed=options.players_edit_description)
-    if form.is_valid():
-        services.sheet_update_notes(character=character, actor=request.user, values=form.cleaned_data)
-        messages.success(request, _("Notas guardadas."))
-        return redirect(character)
-    context = _detail_context(access, character, options)
-    context["notes_form"] = form
-    context["scene_aspects"] = _scene_aspects(access)
-    return render(request, "sheets/sheet_detail.html", context)
-
-
-@login_required
-@require_POST
-def sheet_submit(request: HtmxHttpRequest, slug: str, character_id: int) -> HttpResponse:
-    character, access, _options = _sheet_for(request, slug, character_id, need=perms.can_submit)
-    services.sheet_submit(character=character, actor=request.user)
-    messages.success(request, _("Ficha enviada a la dirección."))
-    return redirect(character)
-
-
-@login_required
-@require_POST
-def sheet_review(request: HtmxHttpRequest, slug: str, character_id: int) -> HttpResponse:
-    character, access, options = _sheet_for(request, slug, character_id, need=lambda a, c: perms.can_review(a))
-    if character.status != Character.Status.SUBMITTED:
-        raise PermissionDenied(_("Solo se revisan las fichas enviadas."))
-    form = ReviewForm(request.POST)
-    if form.is_valid():
-        approve = form.cleaned_data["decision"] == "approve"
-        try:
-            services.sheet_review(
-                character=character,
-                actor=request.user,
-                approve=approve,
-                comment=form.cleaned_data["comment"],
-                accept_budget=form.cleaned_data["accept_budget"],
-            )
-        except ValidationError as exc:
-            form.add_error("accept_budget", exc)
-        else:
-            messages.success(request, _("Ficha aprobada.") if approve else _("Ficha devuelta con tus comentarios."))
-            return redirect(character)
-    context = _detail_context(access, character, options, review_form=form)
-    context["scene_aspects"] = _scene_aspects(access)
-    return render(request, "sheets/sheet_detail.html", context)
-
-
-def _play_response(request: HtmxHttpRequest, access, character, options, partial: str, **forms) -> HttpResponse:
-    """After a meter / drama / aspect action: the fragment with htmx, else the
-    page (with the form's errors) or a redirect when it worked."""
-    failed = any(isinstance(f, forms_module.Form) and f.errors for f in forms.values()) or forms.get("aspect_error")
-    if not failed and not request.htmx:
-        return redirect(character)
-    character = _reload(character)
-    context = _detail_context(access, character, options, **forms)
-    if not wants_fragment(request):
-        context["scene_aspects"] = _scene_aspects(access)
-    return page_or_fragment(request, "sheets/sheet_detail.html", partial, context)
-
-
-@login_required
-@require_POST
-def meter_update(request: HtmxHttpRequest, slug: str, character_id: int, meter: str) -> HttpResponse:
-    character, access, options = _sheet_for(request, slug, character_id, need=perms.can_mark)
-    if meter not in (services.HEALTH, services.MENTAL) or (character.is_npc and meter == services.MENTAL):
-        raise Http404
-    form = MeterForm(request.POST, meter=meter, campaign=character.campaign)
-    key = "health_form" if meter == services.HEALTH else "mental_form"
-    extra = {}
-    if form.is_valid():
-        data = form.cleaned_data
-        try:
-            change = services.meter_apply(
-                character=character,
-                actor=request.user,
-                meter=meter,
-                action=data["action"],
-                amount=data["amount"],
-                rested=data["rested"],
-                reason=data["reason"],
-                post=data["post"],
-            )
-        except ValidationError as exc:
-            form.add_error(None, exc)
-        else:
-            if change.roll is not None:
-                extra = {"last_roll": change.roll, "last_check": change.check}
-                if not request.htmx:
-                    messages.info(
-                        request,
-                        _("%(purpose)s: %(dice)s.")
-                        % {"purpose": change.roll.purpose, "dice": ", ".join(map(str, change.roll.dice))},
-                    )
-            form = None
-    return _play_response(request, access, character, options, "sheet-meters", **{key: form}, **extra)
-
-
-@login_required
-@require_POST
-def drama_update(request: HtmxHttpRequest, slug: str, character_id: int) -> HttpResponse:
-    character, access, options = _sheet_for(request, slug, character_id, need=perms.can_mark)
-    if character.is_npc:
-        raise PermissionDenied(_("Los PNJ no tienen puntos dramáticos (H24)."))
-    form = DramaForm(request.POST, campaign=character.campaign)
-    if form.is_valid():
-        try:
-            services.drama_adjust(
-                character=character,
-                actor=request.user,
-                change=form.cleaned_data["change"],
-                reason=form.cleaned_data["reason"],
-                post=form.cleaned_data["post"],
-            )
-        except ValidationError as exc:
-            form.add_error(None, exc)
-        else:
-            form = None
-    return _play_response(request, access, character, options, "sheet-aspects", drama_form=form)
-
-
-@login_required
-@require_POST
-def aspect_create(request: HtmxHttpRequest, slug: str, character_id: int) -> HttpResponse:
-    character, access, options = _sheet_for(request, slug, character_id, need=perms.can_mark)
-    form = AspectForm(request.POST)
-    if form.is_valid():
-        services.aspect_add_temporary(character=character, actor=request.user, **form.cleaned_data)
-        form = None
-    return _play_response(request, access, character, options, "sheet-aspects", aspect_form=form)
-
-
-@login_required
-@require_POST
-def aspect_update(request: HtmxHttpRequest, slug: str, character_id: int, aspect_id: int) -> HttpResponse:
-    character, access, options = _sheet_for(request, slug, character_id, need=perms.can_mark)
-    aspect = get_object_or_404(Aspect.objects.active(), pk=aspect_id, character=character)
-    aspect.character = character
-    form = AspectActionForm(request.POST)
-    error = None
-    if form.is_valid():
-        try:
-            services.aspect_change(
-                aspect=aspect,
-                actor=request.user,
-                action=form.cleaned_data["action"],
-                until=form.cleaned_data["until"] or Aspect.Duration.SESSION,
-            )
-        except ValidationError as exc:
-            error = exc.messages[0]
-    else:
-        error = _("Acción desconocida.")
-    return _play_response(request, access, character, options, "sheet-aspects", aspect_error=error)
-
-
-# --- history, export, import --------------------------------------------------------
-
-
-@login_required
 @require_GET
 def sheet_history(request: HtmxHttpRequest, slug: str, character_id: int) -> HttpResponse:
-    character, access, _options = _sheet_for(request, slug, character_id, need=perms.can_see_private)
+    campaign = sheet_campaign(slug)
+    access = campaign_access(request.user, campaign)
+    if not can_view_campaign(access) or not kinds.has_sheets(campaign):
+        raise Http404
+    character = get_object_or_404(Character.objects.filter(campaign=campaign).select_related("owner"), pk=character_id)
+    character.campaign = campaign
+    if not perms.can_see_sheet(access, character, perms.sheet_options(campaign)):
+        raise Http404
+    if not perms.can_see_private(access, character):
+        raise PermissionDenied(_("No puedes hacer esto con esta ficha."))
     events = SheetEvent.objects.filter(character=character).select_related("actor", "post", "roll")
     page_obj = Paginator(events, HISTORY_PAGE_SIZE).get_page(request.GET.get("pagina"))
-    context = {"campaign": character.campaign, "character": character, "page_obj": page_obj}
+    context = {"campaign": campaign, "character": character, "page_obj": page_obj}
     return page_or_fragment(request, "sheets/sheet_history.html", "history-entries", context)
-
-
-@login_required
-@require_GET
-def sheet_print(request: HtmxHttpRequest, slug: str, character_id: int) -> HttpResponse:
-    character, access, options = _sheet_for(request, slug, character_id, need=perms.can_see_private)
-    return render(request, "sheets/sheet_print.html", _detail_context(access, character, options))
-
-
-@login_required
-@require_GET
-def sheet_export(request: HtmxHttpRequest, slug: str, character_id: int) -> HttpResponse:
-    character, access, _options = _sheet_for(request, slug, character_id, need=perms.can_see_private)
-    data = services.sheet_export(character, include_gm_notes=access.is_gm)
-    response = HttpResponse(
-        json.dumps(data, ensure_ascii=False, indent=2), content_type="application/json; charset=utf-8"
-    )
-    filename = slugify(character.name) or "ficha"
-    response["Content-Disposition"] = f'attachment; filename="{filename}.json"'
-    return response
-
-
-def _import_forms(data: dict, *, npc: bool, is_gm: bool):
-    """The sheet in the file as the POST of the sheet (or NPC) form and its
-    formsets, so it is validated exactly like a typed one."""
-    post = import_form_data(data)
-    sheet_form = NpcForm(post) if npc else SheetForm(post, is_gm=is_gm, creating=True)
-    return sheet_form, SkillFormSet(post, prefix="skills"), WeaponFormSet(post, prefix="weapons")
-
-
-def _import_problems(sheet_form, skills, weapons) -> str:
-    problems = [
-        f"{sheet_form.fields[name].label if name in sheet_form.fields else name}: {' '.join(errs)}"
-        for name, errs in sheet_form.errors.items()
-    ]
-    for fs in (skills, weapons):
-        for i, errs in enumerate(fs.errors):
-            problems += [f"{fs.prefix} {i + 1}, {name}: {' '.join(e)}" for name, e in errs.items()]
-    return _("La ficha del archivo no es válida: %(problems)s") % {"problems": "; ".join(problems)}
-
-
-def _import_mark_notes(play: services.PlayState, character: Character) -> list[str]:
-    notes = []
-    for kind in METERS.values():
-        if character.is_npc and kind.key == services.MENTAL:
-            continue  # NPC stat blocks have no sanity meter.
-        wanted = play.marks.get(kind.key)
-        if wanted is None:
-            notes.append(_("El archivo no trae las marcas de %(meter)s: empieza sin marcas.") % {"meter": kind.label})
-        elif wanted != tuple(getattr(character, name) for name in kind.fields):
-            notes.append(
-                _("Las marcas de %(meter)s que no caben en sus %(n)s casillas se han descartado.")
-                % {"meter": kind.label, "n": kind.meter(character).capacity}
-            )
-    return notes
-
-
-def _import_message(data: dict, play: services.PlayState, character: Character, *, is_gm: bool) -> str:
-    """The import's success message, saying plainly what the new sheet did
-    not take from the file."""
-    notes = [_("PNJ importado.") if character.is_npc else _("Ficha importada como borrador.")]
-    notes += _import_mark_notes(play, character)
-    if play.temporary is None:
-        notes.append(_("El archivo no trae los aspectos temporales: la ficha empieza sin ninguno."))
-    if play.exhausted is None:
-        notes.append(_("El archivo no dice qué aspectos estaban agotados: ninguno empieza agotado."))
-    points = data.get("drama_points")
-    if not character.is_npc and type(points) is int and points != character.drama_points:
-        notes.append(
-            _("Los puntos dramáticos empiezan en %(n)s, su Drama (H26); el archivo tenía %(old)s.")
-            % {"n": character.drama_points, "old": points}
-        )
-    if not is_gm and isinstance(data.get("gm_notes"), str) and data["gm_notes"].strip():
-        notes.append(_("Las notas de la dirección del archivo no se importan: solo la dirección puede importarlas."))
-    return " ".join(notes)
-
-
-@login_required
-@require_http_methods(["GET", "POST"])
-def sheet_import(request: HtmxHttpRequest, slug: str) -> HttpResponse:
-    campaign, access, _options = _campaign_for(request, slug, need=perms.can_create_sheet)
-    form = ImportForm(request.POST or None, request.FILES or None)
-    context = {"campaign": campaign, "form": form}
-    if request.method == "POST" and form.is_valid():
-        data, play = form.cleaned_data["file"], form.cleaned_data["play"]
-        npc = data.get("kind") == Character.Kind.NPC
-        if npc and not access.is_gm:
-            form.add_error("file", _("Solo la dirección puede importar PNJ."))
-            return render(request, "sheets/sheet_import.html", context)
-        sheet_form, skills, weapons = _import_forms(data, npc=npc, is_gm=access.is_gm)
-        if not (sheet_form.is_valid() and skills.is_valid() and weapons.is_valid()):
-            form.add_error("file", _import_problems(sheet_form, skills, weapons))
-            return render(request, "sheets/sheet_import.html", context)
-        rows = (skills.rows(),) if npc else (skills.rows(), weapons.rows())
-        try:
-            character = services.sheet_create(
-                campaign=campaign,
-                owner=request.user,
-                actor=request.user,
-                data=sheet_form.sheet_data(*rows),
-                imported=True,
-                kind=Character.Kind.NPC if npc else Character.Kind.PC,
-                play=play,
-            )
-        except ValidationError as exc:
-            form.add_error("file", exc.messages)
-        else:
-            messages.success(request, _import_message(data, play, character, is_gm=access.is_gm))
-            return redirect(character)
-    return render(request, "sheets/sheet_import.html", context)

@@ -12,7 +12,7 @@ campaign; the roll log's ``table`` (tests/rolls/conftest.py) is the same
 world with the whisper. Two worlds stay their own, built from the same
 factories (tests/factories.py) and ``client_for``: the forum's permission
 world (tests/campaigns: built through the forum's services, with a co-GM, an
-applicant and no characters) and the sheets' (tests/sheets: one bare sheet
+applicant and no characters) and the sheets' (tests/systems/hitos/sheet: one bare sheet
 whose scores the meter tests count on).
 """
 

@@ -12,12 +12,12 @@ class HitosConfig(AppConfig):
 
     def ready(self) -> None:
         from campaigns import extensions
-        from sheets import rolling
-        from systems.hitos.health import meter_check
+        from sheets import kinds
         from systems.hitos.options import pages
+        from systems.hitos.sheet.views import PAGES
         from systems.hitos.system import Hitos
         from table import systems
 
         systems.register(Hitos())
-        rolling.register(meter_check)
+        kinds.register(kinds.SheetKind(self.system_key, PAGES))
         extensions.provide("dashboard", pages.dashboard)

@@ -14,11 +14,11 @@ from django.utils.translation import gettext_lazy
 
 from campaigns import permissions as perms
 from sheets.models import Character
-from sheets.services import campaign_new_scene
 from systems.hitos import cards
 from systems.hitos.checks import services as checks
 from systems.hitos.checks.forms import PostRollForm, RollRequestForm
 from systems.hitos.secret import services as secret
+from systems.hitos.sheet.services import campaign_new_scene
 from table.post_rolls import PlannedRoll
 from table.systems import GameSystem
 

@@ -9,4 +9,5 @@ urlpatterns = [
     path("", include("systems.hitos.horror.urls")),
     path("", include("systems.hitos.secret.urls")),
     path("", include("systems.hitos.options.urls")),
+    path("", include("systems.hitos.sheet.urls")),
 ]

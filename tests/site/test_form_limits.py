@@ -68,24 +68,7 @@ from campaigns.models import Membership, SceneAspect, SceneRead
 from campaigns.permissions import campaign_access
 from rolls.forms import CLIENT_SEED_MAX_LENGTH, CLIENT_SEED_MESSAGE, FreeRollForm
 from rolls.models import CampaignLog
-from sheets import services as sheet_services
-from sheets.forms import (
-    SECUELA_MAX,
-    AspectActionForm,
-    AspectForm,
-    DramaForm,
-    ImportForm,
-    MeterForm,
-    NewSceneForm,
-    NewSessionForm,
-    NotesForm,
-    NpcForm,
-    ReviewForm,
-    SheetForm,
-    SheetOptionsForm,
-    SkillForm,
-    WeaponForm,
-)
+from sheets.forms import SheetOptionsForm
 from sheets.models import Aspect, Character, Skill
 from systems.hitos.activations.forms import DramaPoolForm, NarrativeForm, NegativeActivationForm, PositiveActivationForm
 from systems.hitos.checks.forms import PostRollForm, RollRequestForm
@@ -105,6 +88,23 @@ from systems.hitos.horror.forms import ExposureRollForm, HorrorStartForm, Oppose
 from systems.hitos.models import Attack, Combatant, HorrorExposure
 from systems.hitos.options.forms import CampaignOptionsForm
 from systems.hitos.secret.forms import SecretRollForm
+from systems.hitos.sheet import services as sheet_services
+from systems.hitos.sheet.forms import (
+    SECUELA_MAX,
+    AspectActionForm,
+    AspectForm,
+    DramaForm,
+    ImportForm,
+    MeterForm,
+    NewSceneForm,
+    NewSessionForm,
+    NotesForm,
+    NpcForm,
+    ReviewForm,
+    SheetForm,
+    SkillForm,
+    WeaponForm,
+)
 from table.forms import TablePostForm
 from table.models import TableRoll
 from tests.conftest import World as PlayWorld
@@ -732,8 +732,8 @@ FORMS: dict[type[forms.BaseForm], tuple[Target, ...]] = {
     ),
     MeterForm: (
         Target(
-            "sheets:meter-update",
-            lambda w: w.sheet_url("sheets:meter-update", w.ines, sheet_services.HEALTH),
+            "hitos:meter-update",
+            lambda w: w.sheet_url("hitos:meter-update", w.ines, sheet_services.HEALTH),
             "gm",
             lambda w: _prefixed(
                 sheet_services.HEALTH, action="damage", amount="1", rested="on", reason="Un golpe", post=""
@@ -746,8 +746,8 @@ FORMS: dict[type[forms.BaseForm], tuple[Target, ...]] = {
     ),
     DramaForm: (
         Target(
-            "sheets:drama-update",
-            lambda w: w.sheet_url("sheets:drama-update", w.ines),
+            "hitos:drama-update",
+            lambda w: w.sheet_url("hitos:drama-update", w.ines),
             "gm",
             lambda w: _prefixed("drama", change="-1", reason="Salta el foso", post=""),
             lambda w: DramaForm(campaign=w.campaign),
@@ -757,8 +757,8 @@ FORMS: dict[type[forms.BaseForm], tuple[Target, ...]] = {
     ),
     AspectForm: (
         Target(
-            "sheets:aspect-create",
-            lambda w: w.sheet_url("sheets:aspect-create", w.ines),
+            "hitos:aspect-create",
+            lambda w: w.sheet_url("hitos:aspect-create", w.ines),
             "gm",
             lambda w: _prefixed("aspect", phrase="Empapada", duration="scene", origin="La tormenta"),
             lambda w: AspectForm(),
@@ -768,8 +768,8 @@ FORMS: dict[type[forms.BaseForm], tuple[Target, ...]] = {
     ),
     NewSessionForm: (
         Target(
-            "sheets:session-new",
-            lambda w: w.url("sheets:session-new"),
+            "hitos:session-new",
+            lambda w: w.url("hitos:session-new"),
             "gm",
             lambda w: {"reason": "Sesión del martes"},
             lambda w: NewSessionForm(),
@@ -779,8 +779,8 @@ FORMS: dict[type[forms.BaseForm], tuple[Target, ...]] = {
     ),
     NewSceneForm: (
         Target(
-            "sheets:scene-new",
-            lambda w: w.url("sheets:scene-new"),
+            "hitos:scene-new",
+            lambda w: w.url("hitos:scene-new"),
             "gm",
             lambda w: {"reason": "Cambio de escena"},
             lambda w: NewSceneForm(),
@@ -1399,7 +1399,7 @@ def test_the_sheet_preview_ignores_a_malformed_skill_value(world, value):
 def test_a_huge_post_number_is_a_spanish_error_on_the_sheet(world):
     prefix = sheet_services.HEALTH
     response = world.client("gm").post(
-        world.sheet_url("sheets:meter-update", world.ines, prefix),
+        world.sheet_url("hitos:meter-update", world.ines, prefix),
         {f"{prefix}-action": "damage", f"{prefix}-amount": "1", f"{prefix}-post": "9" * 30},
     )
     assert response.status_code == 200

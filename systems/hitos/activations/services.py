@@ -31,7 +31,6 @@ from rules import hitos, hitos_drama
 from rules.hitos_drama import BANK, Transfer
 from rules.probability import reroll_success_probability
 from sheets.models import Aspect, Character
-from sheets.services import aspect_change, degeneracion_gain, drama_account, drama_move
 from systems.hitos import notify
 from systems.hitos.checks.services import (
     is_arcane,
@@ -43,6 +42,7 @@ from systems.hitos.checks.services import (
 )
 from systems.hitos.models import Activation
 from systems.hitos.reading import campaign_options
+from systems.hitos.sheet.services import aspect_change, degeneracion_gain, drama_account, drama_move
 from table.models import TableRoll
 
 # Prefixes of an aspect choice: a sheet aspect, a scene's situation aspect,

@@ -25,13 +25,13 @@ from campaigns.permissions import Access
 from hitos_site.htmx import HtmxHttpRequest, after_action, form_again, page_or_fragment, wants_fragment
 from rules import hitos
 from sheets.models import Character, SheetEvent
-from sheets.services import gm_pool_set
 from systems.hitos.activations import services as activations
 from systems.hitos.activations.access import activation_for, table_roll_for
 from systems.hitos.activations.forms import DramaPoolForm, NarrativeForm, NegativeActivationForm, PositiveActivationForm
 from systems.hitos.cards import activations_prefetch
 from systems.hitos.checks.services import is_arcane, parse_positions
 from systems.hitos.models import Activation
+from systems.hitos.sheet.services import gm_pool_set
 from table.cards import card
 from table.models import TableRoll
 

@@ -29,9 +29,11 @@ from rules import hitos
 from rules.hitos_drama import GM_POOL, Side
 from rules.probability import success_probability
 from sheets.models import CHARACTERISTIC_FIELDS, CHARACTERISTIC_LABELS, Character
-from sheets.services import drama_account, meter_reread
 from systems.hitos.models import Attack, TableRollKind
 from systems.hitos.reading import campaign_options, hitos_reader
+
+# A module, not its names: the sheet's services roll through this one (``health``).
+from systems.hitos.sheet import services as sheet_services
 from table.models import TableRoll
 
 ARCANE_CATEGORIES = frozenset({"arcana"})
@@ -320,7 +322,9 @@ def table_reroll(
 
         opposed.after_reroll(table_roll, actor=user)
     elif table_roll.kind == TableRollKind.METER:
-        meter_reread(previous=parent, entry=entry, check=table_result(table_roll), facts=table_roll.facts, actor=user)
+        sheet_services.meter_reread(
+            previous=parent, entry=entry, check=table_result(table_roll), facts=table_roll.facts, actor=user
+        )
     return entry
 
 
@@ -347,7 +351,7 @@ def parse_positions(values: Iterable[str]) -> list[int]:
     return sorted(set(positions))
 
 
-# --- Drama points: moved by sheets.services (which owns them); the parties here -----
+# --- Drama points: moved by the sheet services (which own them); the parties here -----
 
 
 def side_for(character: Character | None) -> Side:
@@ -355,4 +359,4 @@ def side_for(character: Character | None) -> Side:
     or, with no character, the GM's pool itself."""
     if character is None:
         return Side(GM_POOL)
-    return Side(drama_account(character), npc=character.is_npc)
+    return Side(sheet_services.drama_account(character), npc=character.is_npc)

@@ -2,7 +2,7 @@
 
 Every roll goes through the signed log (``systems.hitos.checks.services``), every number comes
 from ``rules.hitos_combat``, every mark on a sheet goes through
-``sheets.services``. Each write function runs in one transaction.
+``systems.hitos.sheet.services``. Each write function runs in one transaction.
 
 Who may do what is decided here too (views also check, so that a partial
 never shows what the user may not do): the GM runs the combat; a player may
@@ -35,11 +35,9 @@ from rules.hitos_combat import (
     initiative_total,
 )
 from rules.hitos_drama import positive_activation
-from sheets import services as sheet_services
 from sheets.models import Aspect, Character, SheetEvent
 from sheets.models import Weapon as SheetWeapon
 from sheets.permissions import can_play_character
-from sheets.services import drama_move
 from systems.hitos import notify
 from systems.hitos.checks.services import (
     CheckSetup,
@@ -53,6 +51,8 @@ from systems.hitos.checks.services import (
 )
 from systems.hitos.models import Activation, Attack, Combat, Combatant, TableRollKind
 from systems.hitos.reading import campaign_options
+from systems.hitos.sheet import services as sheet_services
+from systems.hitos.sheet.services import drama_move
 from table.models import TableRoll
 
 # H40 — ties still standing after this many roll-offs keep the order they
@@ -557,7 +557,7 @@ def attack_shift(*, attack: Attack, access: Access, steps: int, aspect: str) -> 
 
 def damage_apply(*, attack: Attack, access: Access) -> Attack:
     """The GM marks the damage on the target's Resistencia, once. Side
-    effects: ``sheets.services.meter_apply`` (with its mass-damage test
+    effects: ``systems.hitos.sheet.services.meter_apply`` (with its mass-damage test
     through the log when the damage reaches Aguante, H52), a ``SheetEvent``
     pointing at the attack roll, and a notification to the target's player."""
     _require_gm(access)

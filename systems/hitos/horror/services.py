@@ -4,7 +4,7 @@ the same dice goes onto the sanity meter.
 
 Every number comes from ``rules.hitos_health``; the roll from
 ``systems.hitos.checks.services.table_check``; the meter change (and its trauma test, H77) from
-``sheets.services.meter_apply``, which logs it on the sheet.
+``systems.hitos.sheet.services.meter_apply``, which logs it on the sheet.
 """
 
 from __future__ import annotations
@@ -24,11 +24,11 @@ from rules import hitos
 from rules.hitos_health import HORROR_LEVELS, HorrorLevel, horror, horror_level, horror_test_due, shift_horror
 from sheets.models import Character
 from sheets.permissions import can_play_character
-from sheets.services import MENTAL, meter_apply
 from systems.hitos import notify
 from systems.hitos.checks.services import CheckSetup, roll_modifier, table_check
 from systems.hitos.models import HorrorExposure, HorrorTest, TableRollKind
 from systems.hitos.reading import campaign_options
+from systems.hitos.sheet.services import MENTAL, meter_apply
 
 SHIFTS = (-1, 0, 1)
 

@@ -11,9 +11,9 @@ from rolls.models import RollEntry
 from rules import hitos
 from rules.hitos_drama import BANK, GM_POOL, Transfer
 from rules.probability import success_probability
-from sheets import services as sheet_services
 from sheets.models import SheetEvent
 from systems.hitos.checks import services as table
+from systems.hitos.sheet import services as sheet_services
 from table.models import TableRoll
 from tests.factories import client_seed
 

@@ -2,7 +2,7 @@
 Estabilidad Mental (sanity, H77–H89).
 
 Everything that differs between them lives in one ``MeterKind`` each, so the
-meter services in ``sheets.services`` are written once and never branch on
+meter services in ``systems.hitos.sheet.services`` are written once and never branch on
 the meter's name. The arithmetic stays in ``rules/``: a kind only says which
 rules function, score and difficulty belong to its meter.
 """
@@ -158,7 +158,7 @@ ESTABILIDAD = MeterKind(
 
 METERS: dict[str, MeterKind] = {kind.key: kind for kind in (RESISTENCIA, ESTABILIDAD)}
 
-# The actions by meter, as the meter form and ``sheets.services.meter_apply`` name them.
+# The actions by meter, as the meter form and ``services.meter_apply`` name them.
 METER_ACTIONS: dict[str, tuple[str, ...]] = {
     kind.key: tuple(action.value for action in kind.actions) for kind in METERS.values()
 }

@@ -5,13 +5,22 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
 from sheets.models import Aspect, Character, SheetEvent
-from tests.sheets.factories import SkillFactory
+from tests.systems.hitos.sheet.factories import SkillFactory
 
 pytestmark = pytest.mark.django_db
 
 
+def _namespace(name: str) -> str:
+    """HITOS's own sheet actions live in its namespace; the shared pages in ``sheets``."""
+    return (
+        "hitos"
+        if name in {"meter-update", "drama-update", "aspect-create", "aspect-update", "session-new", "scene-new"}
+        else "sheets"
+    )
+
+
 def _url(name, world, *args):
-    return reverse(f"sheets:{name}", args=[world.campaign.slug, *args])
+    return reverse(f"{_namespace(name)}:{name}", args=[world.campaign.slug, *args])
 
 
 def _sheet_post(**overrides):
@@ -276,12 +285,12 @@ def test_bad_damage_is_a_spanish_field_error_and_nothing_changes(world, amount, 
 def test_roll_actions_fail_closed_in_the_view(world, monkeypatch):
     from django.core.exceptions import ValidationError
 
-    from sheets import services
+    from systems.hitos.sheet import services
 
     def unavailable(**kwargs):
         raise ValidationError("El registro de tiradas no admite la tirada: no se ha aplicado nada.")
 
-    monkeypatch.setattr(services, "_roll", unavailable)
+    monkeypatch.setattr(services, "meter_check", unavailable)
     response = world.client("gm").post(
         _url("meter-update", world, world.sheet.pk, "resistencia"),
         {"resistencia-action": "damage", "resistencia-amount": "9"},

@@ -1,9 +1,9 @@
 import pytest
 from django.core.exceptions import ValidationError
 
-from sheets import services
 from sheets.models import SheetEvent
-from tests.sheets.factories import CharacterFactory
+from systems.hitos.sheet import services
+from tests.systems.hitos.sheet.factories import CharacterFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -95,7 +95,7 @@ def test_roll_actions_fail_closed_when_the_log_refuses_the_roll(world, monkeypat
     def unavailable(**kwargs):
         raise ValidationError("El registro de tiradas no admite la tirada: no se ha aplicado nada.")
 
-    monkeypatch.setattr(services, "_roll", unavailable)
+    monkeypatch.setattr(services, "meter_check", unavailable)
     with pytest.raises(ValidationError):
         _apply(world.sheet, world.gm, "damage", 9)
     world.sheet.refresh_from_db()

@@ -7,10 +7,10 @@ import pytest
 from django.db import connection, connections
 
 from campaigns.models import Membership, Role
-from sheets import services
 from sheets.models import Character, SheetEvent
+from systems.hitos.sheet import services
 from tests.factories import CampaignFactory, UserFactory
-from tests.sheets.factories import CharacterFactory
+from tests.systems.hitos.sheet.factories import CharacterFactory
 
 pytestmark = [
     pytest.mark.django_db(transaction=True),

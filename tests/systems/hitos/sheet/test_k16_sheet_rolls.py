@@ -9,10 +9,10 @@ from django.db import transaction
 from campaigns.permissions import campaign_access
 from rolls import rollog
 from rules.hitos import Reading
-from sheets import services
 from sheets.models import SheetEvent
 from systems.hitos.checks.services import lock_table_roll, table_reroll
 from systems.hitos.models import TableRollKind
+from systems.hitos.sheet import services
 from table.cards import card
 from table.models import TableRoll
 

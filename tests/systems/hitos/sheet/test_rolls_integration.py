@@ -3,8 +3,8 @@
 import pytest
 
 from rolls.models import RollEntry
-from sheets import services
 from sheets.models import SheetEvent
+from systems.hitos.sheet import services
 
 pytestmark = pytest.mark.django_db
 

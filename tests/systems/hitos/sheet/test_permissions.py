@@ -66,6 +66,15 @@ CAMPAIGN_URLS = {
 }
 
 
+def _namespace(name: str) -> str:
+    """HITOS's own sheet actions live in its namespace; the shared pages in ``sheets``."""
+    return (
+        "hitos"
+        if name in {"meter-update", "drama-update", "aspect-create", "aspect-update", "session-new", "scene-new"}
+        else "sheets"
+    )
+
+
 def _url(world, name):
     args = [world.campaign.slug]
     if name not in CAMPAIGN_URLS:
@@ -74,7 +83,7 @@ def _url(world, name):
         args.append("resistencia")
     if name == "aspect-update":
         args.append(Aspect.objects.get(character=world.sheet).pk)
-    return reverse(f"sheets:{name}", args=args)
+    return reverse(f"{_namespace(name)}:{name}", args=args)
 
 
 @pytest.mark.parametrize(
@@ -117,7 +126,7 @@ def test_player_with_self_marking_may_mark_own_sheet_only(world):
     world.campaign.players_mark_own_meters = True
     world.campaign.save()
     data = {"resistencia-action": "damage", "resistencia-amount": "1"}
-    url = reverse("sheets:meter-update", args=[world.campaign.slug, world.sheet.pk, "resistencia"])
+    url = reverse("hitos:meter-update", args=[world.campaign.slug, world.sheet.pk, "resistencia"])
     assert world.client("player").post(url, data).status_code == 302
     assert world.client("other").post(url, data).status_code == 403
     assert world.client("reader").post(url, data).status_code == 403
@@ -140,7 +149,7 @@ def test_public_option_shows_approved_sheets_to_anonymous_readers(world):
 
 
 def test_unknown_meter_and_npc_sanity_meter_are_404(world):
-    url = reverse("sheets:meter-update", args=[world.campaign.slug, world.sheet.pk, "cordura"])
+    url = reverse("hitos:meter-update", args=[world.campaign.slug, world.sheet.pk, "cordura"])
     assert world.client("gm").post(url, {}).status_code == 404
 
 

@@ -8,15 +8,24 @@ from django.contrib.messages import get_messages
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
-from sheets import services
 from sheets.models import Aspect, Character, SheetEvent
-from tests.sheets.factories import CharacterFactory
+from systems.hitos.sheet import services
+from tests.systems.hitos.sheet.factories import CharacterFactory
 
 pytestmark = pytest.mark.django_db
 
 
+def _namespace(name: str) -> str:
+    """HITOS's own sheet actions live in its namespace; the shared pages in ``sheets``."""
+    return (
+        "hitos"
+        if name in {"meter-update", "drama-update", "aspect-create", "aspect-update", "session-new", "scene-new"}
+        else "sheets"
+    )
+
+
 def _url(name, world, *args):
-    return reverse(f"sheets:{name}", args=[world.campaign.slug, *args])
+    return reverse(f"{_namespace(name)}:{name}", args=[world.campaign.slug, *args])
 
 
 def _upload(data: dict) -> SimpleUploadedFile:

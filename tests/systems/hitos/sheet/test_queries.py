@@ -3,10 +3,10 @@
 import pytest
 from django.urls import reverse
 
-from sheets import services
 from sheets.models import Aspect
+from systems.hitos.sheet import services
 from tests.factories import UserFactory
-from tests.sheets.factories import CharacterFactory, SkillFactory
+from tests.systems.hitos.sheet.factories import CharacterFactory, SkillFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -59,7 +59,7 @@ def test_history_query_count_is_constant(world, django_assert_max_num_queries, n
 def test_meter_action_query_count_is_constant(world, django_assert_max_num_queries, n):
     _grow(world, n)
     client = world.client("gm")
-    url = reverse("sheets:meter-update", args=[world.campaign.slug, world.sheet.pk, "resistencia"])
+    url = reverse("hitos:meter-update", args=[world.campaign.slug, world.sheet.pk, "resistencia"])
     with django_assert_max_num_queries(18):
         response = client.post(
             url, {"resistencia-action": "damage", "resistencia-amount": "1"}, headers={"HX-Request": "true"}

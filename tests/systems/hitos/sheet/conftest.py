@@ -16,8 +16,8 @@ from accounts.models import User
 from campaigns.models import Campaign, Role
 from rolls import rollog
 from rolls.models import RollEntry
-from sheets import services
 from sheets.models import Character
+from systems.hitos.sheet import services
 from tests.conftest import client_for
 from tests.factories import CampaignFactory, CharacterFactory, UserFactory, add_member
 
@@ -51,7 +51,7 @@ def world(db) -> World:
 
 class LoggedRolls:
     """The campaign's real roll log, with chosen dice: each 3d10 the sheet
-    rolls (``sheets.services._roll``) draws the next dice set given, is
+    rolls (``services.meter_check``) draws the next dice set given, is
     signed and appended as usual, and its arguments and entry are kept."""
 
     def __init__(self, monkeypatch, dice_sets):
@@ -59,7 +59,7 @@ class LoggedRolls:
         self.calls: list[dict] = []
         self.entries: list[RollEntry] = []
         drawn: dict[str, list[int]] = {}
-        real_draw, real_roll = rollog.dice_for_spec, services._roll
+        real_draw, real_roll = rollog.dice_for_spec, services.meter_check
 
         def draw(seed, message, spec):
             # The entry builder draws again to sign: the same roll gets the same dice.
@@ -74,7 +74,7 @@ class LoggedRolls:
             return entry, result
 
         monkeypatch.setattr(rollog, "dice_for_spec", draw)
-        monkeypatch.setattr(services, "_roll", roll)
+        monkeypatch.setattr(services, "meter_check", roll)
 
 
 @pytest.fixture

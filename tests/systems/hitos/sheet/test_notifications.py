@@ -1,8 +1,9 @@
 import pytest
 
 from campaigns.models import Membership, Notification, Role
-from sheets import services
+from sheets import services as core
 from sheets.models import Character
+from systems.hitos.sheet import services
 from tests.factories import UserFactory
 
 
@@ -16,7 +17,7 @@ def draft(world):
 def test_submitting_a_sheet_tells_the_gm_and_co_gms_with_a_link_to_it(world, draft):
     cogm = UserFactory()
     Membership.objects.create(campaign=world.campaign, user=cogm, role=Role.COGM)
-    services.sheet_submit(character=world.sheet, actor=world.player)
+    core.sheet_submit(character=world.sheet, actor=world.player)
     notes = Notification.objects.filter(kind=Notification.Kind.SHEET).order_by("user_id")
     assert sorted(n.user_id for n in notes) == sorted([world.gm.pk, cogm.pk])
     assert {n.url for n in notes} == {world.sheet.get_absolute_url()}
@@ -26,7 +27,7 @@ def test_submitting_a_sheet_tells_the_gm_and_co_gms_with_a_link_to_it(world, dra
 
 @pytest.mark.parametrize(("approve", "expected"), [(True, "ha aprobado"), (False, "te ha devuelto")])
 def test_reviewing_a_sheet_tells_its_owner(world, draft, approve, expected):
-    services.sheet_submit(character=world.sheet, actor=world.player)
+    core.sheet_submit(character=world.sheet, actor=world.player)
     services.sheet_review(
         character=world.sheet, actor=world.gm, approve=approve, comment="Falta la cita", accept_budget=True
     )

@@ -5,9 +5,9 @@ import pytest
 from django.core.exceptions import ValidationError
 
 from campaigns.models import Scene
-from sheets import services
-from sheets.meters import ESTABILIDAD, METER_ACTIONS, METERS, NEEDS_AMOUNT, RESISTENCIA
 from sheets.models import SheetEvent
+from systems.hitos.sheet import services
+from systems.hitos.sheet.meters import ESTABILIDAD, METER_ACTIONS, METERS, NEEDS_AMOUNT, RESISTENCIA
 
 pytestmark = pytest.mark.django_db
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 from django.db import transaction
 
 from sheets.models import Character
+from systems.hitos.models import HitosSheet
 from systems.hitos.sheet import services
 from systems.hitos.sheet.services import SheetData
 
@@ -129,6 +130,7 @@ def sheets_demo_load(campaign) -> None:
         spec = DEMO_SHEETS.get(character.name)
         if spec is None or character.skills.exists():
             continue
+        HitosSheet.objects.get_or_create(character=character)
         services.sheet_update(character=character, actor=gm, data=_data(spec), reason="Ficha de demostración")
         character.refresh_from_db()
         if character.status != Character.Status.APPROVED:

@@ -84,11 +84,12 @@ def table_demo_load(*, campaign, gm, players, characters) -> None:
     from campaigns import services as campaign_services
     from campaigns.models import Post
     from campaigns.permissions import campaign_access
-    from sheets.models import Aspect, Character, Skill
+    from sheets.models import Character
     from systems.hitos.activations import services as activations
     from systems.hitos.checks import services as table
     from systems.hitos.combat import services as combat
     from systems.hitos.horror import services as horror
+    from systems.hitos.models import Aspect, HitosSheet, Skill
     from systems.hitos.secret import services as secret
 
     if campaign.scenes.filter(title=TABLE_SCENE).exists():
@@ -163,13 +164,18 @@ def table_demo_load(*, campaign, gm, players, characters) -> None:
         name=CREATURE,
         kind=Character.Kind.NPC,
         status=Character.Status.APPROVED,
+        gm_notes="Lo que el abuelo alimentaba cada mes.",
+    )
+    HitosSheet.objects.create(
+        character=creature,
         fortaleza=7,
         reflejos=5,
         voluntad=3,
         intelecto=2,
+        drama=0,
+        drama_points=0,
         rd=1,
         damage_code="M",
-        gm_notes="Lo que el abuelo alimentaba cada mes.",
     )
     Skill.objects.create(character=creature, name="Garras", category="combate", value=4)
     campaign_services.post_create(

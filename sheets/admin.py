@@ -1,21 +1,6 @@
 from django.contrib import admin
 
-from sheets.models import Aspect, CampaignSheetOptions, Character, SheetEvent, Skill, Weapon
-
-
-class SkillInline(admin.TabularInline):
-    model = Skill
-    extra = 0
-
-
-class WeaponInline(admin.TabularInline):
-    model = Weapon
-    extra = 0
-
-
-class AspectInline(admin.TabularInline):
-    model = Aspect
-    extra = 0
+from sheets.models import CampaignSheetOptions, Character, SheetEvent
 
 
 @admin.register(Character)
@@ -24,7 +9,6 @@ class CharacterAdmin(admin.ModelAdmin):
     list_filter = ("kind", "status")
     search_fields = ("name",)
     raw_id_fields = ("campaign", "owner", "reviewed_by")
-    inlines = [SkillInline, WeaponInline, AspectInline]
 
 
 @admin.register(SheetEvent)

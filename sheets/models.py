@@ -1,48 +1,17 @@
-"""Characters of a campaign: the HITOS sheet (characteristics, skills, weapons,
-aspects, the two slash/cross meters, drama points) and its history.
-
-Game arithmetic (derived scores, states, penalties, what a mark does) is never
-done here: the properties below hand the stored numbers to ``rules/`` and
-return its answers. State changes go through ``sheets.services``.
+"""The characters of a campaign, the part every game system shares:
+identity, owner, PC or NPC, status and the GM's review, notes and the history
+of every change (``SheetEvent``). What a sheet holds beyond that belongs to
+the campaign's game system (HITOS: ``systems.hitos.models.HitosSheet``, a
+one-to-one row ``character.hitos``), which serves the sheet pages
+(``sheets.kinds``).
 """
 
 from __future__ import annotations
 
 from django.conf import settings
-from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 from django.urls import reverse
-from django.utils.functional import cached_property
 from django.utils.translation import gettext_lazy as _
-
-from rules.hitos_drama import degeneracion_description
-from rules.hitos_health import (
-    PENALTIES,
-    STATE_LABELS,
-    health_state,
-    mental_state,
-    state_penalty,
-)
-from rules.hitos_options import HitosOptions
-from rules.hitos_scores import SKILL_CATEGORIES, Characteristics, derived_scores
-from rules.meters import Meter
-
-CHARACTERISTIC_FIELDS = ("fortaleza", "reflejos", "voluntad", "intelecto")
-CHARACTERISTIC_LABELS = {
-    "fortaleza": _("Fortaleza"),
-    "reflejos": _("Reflejos"),
-    "voluntad": _("Voluntad"),
-    "intelecto": _("Intelecto"),
-}
-
-
-def campaign_options(campaign) -> HitosOptions:
-    """The campaign's HITOS options; a stored value the engine rejects falls
-    back to the defaults rather than breaking every sheet page."""
-    try:
-        return HitosOptions.from_dict(campaign.rules_options or {})
-    except ValueError:
-        return HitosOptions()
 
 
 class CharacterQuerySet(models.QuerySet):
@@ -99,39 +68,11 @@ class Character(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
 
     kind = models.CharField(_("tipo"), max_length=3, choices=Kind.choices, default=Kind.PC)
-    cita = models.CharField(_("cita"), max_length=300, blank=True)
-    fortaleza = models.PositiveSmallIntegerField(
-        _("Fortaleza"), default=5, validators=[MinValueValidator(1), MaxValueValidator(10)]
-    )
-    reflejos = models.PositiveSmallIntegerField(
-        _("Reflejos"), default=5, validators=[MinValueValidator(1), MaxValueValidator(10)]
-    )
-    voluntad = models.PositiveSmallIntegerField(
-        _("Voluntad"), default=5, validators=[MinValueValidator(1), MaxValueValidator(10)]
-    )
-    intelecto = models.PositiveSmallIntegerField(
-        _("Intelecto"), default=5, validators=[MinValueValidator(1), MaxValueValidator(10)]
-    )
-    drama = models.PositiveSmallIntegerField(_("Drama"), default=5, validators=[MaxValueValidator(20)])
-    drama_points = models.PositiveSmallIntegerField(_("puntos dramáticos"), default=5)
-    degeneracion = models.PositiveSmallIntegerField(_("Degeneración"), default=0, validators=[MaxValueValidator(10)])
-    armour = models.CharField(_("armadura"), max_length=120, blank=True)
-    rd = models.PositiveSmallIntegerField(_("RD"), default=0, validators=[MaxValueValidator(20)])
-    # NPC stat blocks carry the damage code of their usual attack.
-    damage_code = models.CharField(_("código de daño"), max_length=20, blank=True)
-    # Secuelas: [{"text": "...", "permanent": bool}]
-    secuelas = models.JSONField(_("secuelas"), default=list, blank=True)
     public_description = models.TextField(_("descripción pública"), blank=True, max_length=10000)
     private_notes = models.TextField(_("notas privadas"), blank=True, max_length=20000)
     gm_notes = models.TextField(_("notas de la dirección"), blank=True, max_length=20000)
 
-    health_slashes = models.PositiveSmallIntegerField(default=0)
-    health_crosses = models.PositiveSmallIntegerField(default=0)
-    mental_slashes = models.PositiveSmallIntegerField(default=0)
-    mental_crosses = models.PositiveSmallIntegerField(default=0)
-
     review_comment = models.TextField(_("comentario de la dirección"), blank=True, max_length=5000)
-    budget_accepted = models.BooleanField(_("la dirección acepta las desviaciones del presupuesto"), default=False)
     submitted_at = models.DateTimeField(null=True, blank=True)
     reviewed_at = models.DateTimeField(null=True, blank=True)
     reviewed_by = models.ForeignKey(
@@ -152,8 +93,6 @@ class Character(models.Model):
     def get_absolute_url(self) -> str:
         return reverse("sheets:sheet-detail", args=[self.campaign.slug, self.pk])
 
-    # --- readings from rules/ ------------------------------------------------
-
     @property
     def is_npc(self) -> bool:
         return self.kind == self.Kind.NPC
@@ -170,77 +109,6 @@ class Character(models.Model):
             and self.kind == self.Kind.PC
         )
 
-    @cached_property
-    def options(self) -> HitosOptions:
-        return campaign_options(self.campaign)
-
-    @property
-    def characteristics(self) -> Characteristics:
-        return Characteristics(self.fortaleza, self.reflejos, self.voluntad, self.intelecto)
-
-    def _skill_values(self, category: str) -> list[int]:
-        return [s.value for s in self.skills.all() if s.category == category]
-
-    @cached_property
-    def scores(self):
-        combate = max(self._skill_values("combate"), default=0)
-        return derived_scores(self.characteristics, combate=combate, options=self.options)
-
-    @property
-    def aguante(self) -> int:
-        return self.scores["aguante"].value
-
-    @property
-    def entereza(self) -> int:
-        return self.scores["entereza"].value
-
-    @staticmethod
-    def _meter(capacity: int, slashes: int, crosses: int) -> Meter:
-        # Marks stored for a bigger meter (characteristics lowered outside the
-        # services, e.g. in the admin) are read as the rules resize them.
-        return Meter(max(capacity, slashes + crosses), slashes, crosses).resized(capacity)
-
-    @property
-    def health_meter(self) -> Meter:
-        return self._meter(self.scores["resistencia"].value, self.health_slashes, self.health_crosses)
-
-    @property
-    def mental_meter(self) -> Meter:
-        return self._meter(self.scores["estabilidad"].value, self.mental_slashes, self.mental_crosses)
-
-    @property
-    def health_state(self):
-        return health_state(self.health_meter, self.aguante)
-
-    @property
-    def mental_state(self):
-        return mental_state(self.mental_meter, self.entereza, self.options)
-
-    @property
-    def health_label(self) -> str:
-        return STATE_LABELS[self.health_state]
-
-    @property
-    def mental_label(self) -> str:
-        return STATE_LABELS[self.mental_state]
-
-    @property
-    def health_penalty(self) -> int:
-        return PENALTIES[self.health_state]
-
-    @property
-    def mental_penalty(self) -> int:
-        return PENALTIES[self.mental_state]
-
-    @property
-    def penalty(self) -> int:
-        """The penalty to every action and to Defensa (H54, H55, H83)."""
-        return state_penalty(self.health_state, None if self.is_npc else self.mental_state)
-
-    @property
-    def degeneracion_text(self) -> str:
-        return degeneracion_description(self.degeneracion)
-
     def is_in_play(self, campaign) -> bool:
         """In ``campaign``'s ``in_play()`` set, without a query."""
         return self.campaign_id == campaign.pk and (self.is_npc or self.status == self.Status.APPROVED)
@@ -248,86 +116,6 @@ class Character(models.Model):
     @property
     def is_editable_by_owner(self) -> bool:
         return self.status in (self.Status.DRAFT, self.Status.RETURNED)
-
-
-class Skill(models.Model):
-    character = models.ForeignKey(Character, on_delete=models.CASCADE, related_name="skills")
-    name = models.CharField(_("habilidad"), max_length=80)
-    category = models.CharField(_("categoría"), max_length=16, choices=SKILL_CATEGORIES)
-    value = models.PositiveSmallIntegerField(_("valor"), validators=[MaxValueValidator(10)])
-
-    class Meta:
-        verbose_name = _("habilidad")
-        verbose_name_plural = _("habilidades")
-        ordering = ["id"]
-
-    def __str__(self) -> str:
-        return f"{self.name} {self.value}"
-
-
-class Weapon(models.Model):
-    character = models.ForeignKey(Character, on_delete=models.CASCADE, related_name="weapons")
-    name = models.CharField(_("arma"), max_length=80)
-    damage_code = models.CharField(_("código de daño"), max_length=20)
-    melee = models.BooleanField(_("cuerpo a cuerpo"), default=True)
-    notes = models.CharField(_("notas"), max_length=200, blank=True)
-
-    class Meta:
-        verbose_name = _("arma")
-        verbose_name_plural = _("armas")
-        ordering = ["id"]
-
-    def __str__(self) -> str:
-        return self.name
-
-
-class AspectQuerySet(models.QuerySet):
-    def active(self):
-        return self.filter(ended_at__isnull=True)
-
-
-class Aspect(models.Model):
-    """A phrase of the character that can be activated (H11–H27): the concept,
-    a characteristic's trait, a hito, a complication or a temporary aspect."""
-
-    class Kind(models.TextChoices):
-        CONCEPT = "concept", _("Concepto")
-        TRAIT = "trait", _("Rasgo")
-        HITO = "hito", _("Hito")
-        COMPLICATION = "complication", _("Complicación")
-        TEMPORARY = "temporary", _("Aspecto temporal")
-
-    class Duration(models.TextChoices):
-        SCENE = "scene", _("Escena")
-        SESSION = "session", _("Sesión")
-        STORY = "story", _("Historia")
-
-    character = models.ForeignKey(Character, on_delete=models.CASCADE, related_name="aspects")
-    kind = models.CharField(_("tipo"), max_length=12, choices=Kind.choices)
-    # For traits: the characteristic it describes.
-    characteristic = models.CharField(max_length=10, blank=True)
-    phrase = models.CharField(_("aspecto"), max_length=200)
-    position = models.PositiveSmallIntegerField(default=0)
-    duration = models.CharField(_("duración"), max_length=8, choices=Duration.choices, blank=True)
-    origin = models.CharField(_("origen"), max_length=200, blank=True)
-    # An exhausted aspect recovers at the start of the next session or story.
-    exhausted_until = models.CharField(_("agotado hasta"), max_length=8, choices=Duration.choices, blank=True)
-    created_at = models.DateTimeField(auto_now_add=True)
-    ended_at = models.DateTimeField(null=True, blank=True)
-
-    objects = AspectQuerySet.as_manager()
-
-    class Meta:
-        verbose_name = _("aspecto")
-        verbose_name_plural = _("aspectos")
-        ordering = ["kind", "position", "id"]
-
-    def __str__(self) -> str:
-        return self.phrase
-
-    @property
-    def exhausted(self) -> bool:
-        return bool(self.exhausted_until)
 
 
 class CampaignSheetOptions(models.Model):

@@ -41,6 +41,14 @@ class GameSystem:
     # What a chance is made of, under the preview's figure (context: ``plan``).
     chance_template: str = ""
 
+    # --- characters -----------------------------------------------------------------
+
+    def characters(self, queryset):
+        """``queryset`` of characters with what this system reads of them
+        (its sheet, its rows) loaded with them, in a constant number of
+        queries: the table passes every character list it offers through it."""
+        return queryset
+
     # --- the post form ------------------------------------------------------------
 
     def roll_row(self, data, *, prefix: str, characters: Sequence, npcs: dict | None) -> forms.Form:

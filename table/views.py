@@ -37,22 +37,22 @@ from table.roll_requests import services as roll_requests
 
 
 def _post_form(access: Access, scene: Scene, data=None, initial=None) -> TablePostForm:
+    system = systems.for_campaign(scene.campaign)
+    loaded = system.characters if system is not None else (lambda queryset: queryset)
     characters, npcs, requests = [], [], []
     if access.user.is_authenticated:
-        characters = list(
-            Character.objects.filter(campaign=scene.campaign, owner=access.user).approved().prefetch_related("skills")
-        )
+        characters = list(loaded(Character.objects.filter(campaign=scene.campaign, owner=access.user).approved()))
         if characters:
             requests = roll_requests.open_requests(scene=scene, user=access.user)
     can_npc = perms.can_write_as_npc(access)
     if can_npc:
-        npcs = list(Character.objects.filter(campaign=scene.campaign).npcs().prefetch_related("skills"))
+        npcs = list(loaded(Character.objects.filter(campaign=scene.campaign).npcs()))
     if data is None:
         # A fresh key each time the form is shown; a re-shown form keeps its own.
         initial = {**(initial or {}), "submission_key": secrets.token_urlsafe(24)}
     return TablePostForm(
         data,
-        system=systems.for_campaign(scene.campaign),
+        system=system,
         initial=initial,
         characters=characters,
         can_npc=can_npc,

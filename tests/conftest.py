@@ -31,7 +31,8 @@ from accounts.models import User
 from campaigns.models import Campaign, Membership, Post, Role, Scene, SceneAspect, Visibility
 from rolls import rollog
 from rolls import services as roll_services
-from sheets.models import Aspect, Character
+from sheets.models import Character
+from systems.hitos.models import Aspect
 from tests.factories import AspectFactory, CampaignFactory, UserFactory, play_character
 
 

@@ -15,7 +15,8 @@ from campaigns.models import Campaign, Membership, Post, Role, Scene, Visibility
 from campaigns.permissions import campaign_access
 from rolls import services as roll_services
 from rolls.models import RollEntry
-from sheets.models import Aspect, Character, Skill, Weapon
+from sheets.models import Character
+from systems.hitos.models import Aspect, HitosSheet, Skill, Weapon
 
 # --- Model factories ------------------------------------------------------------------------
 
@@ -51,13 +52,22 @@ class CharacterFactory(factory.django.DjangoModelFactory):
     owner = factory.SubFactory(UserFactory)
     name = factory.Sequence(lambda n: f"Personaje {n}")
     status = Character.Status.APPROVED
-    # Aguante 5 (3 + 4 ÷ 2), Resistencia 15; Entereza 4 + 5 ÷ 2 = 6, Estabilidad 18.
-    fortaleza = 3
-    reflejos = 6
-    voluntad = 4
-    intelecto = 5
-    drama = 5
-    drama_points = 5
+
+    @classmethod
+    def _create(cls, model_class, *args, **kwargs):
+        """The character's core row, then its HITOS sheet: the sheet's fields
+        given (``fortaleza=4``, ``drama_points=2``, …) over ``HITOS_DEFAULTS``."""
+        sheet_fields = {name: kwargs.pop(name) for name in HITOS_FIELDS if name in kwargs}
+        character = super()._create(model_class, *args, **kwargs)
+        HitosSheet.objects.create(character=character, **{**HITOS_DEFAULTS, **sheet_fields})
+        return character
+
+
+# The HITOS sheet's own fields (``HitosSheet``, beside the character's core row).
+HITOS_FIELDS = tuple(f.name for f in HitosSheet._meta.concrete_fields if f.name != "character")
+# CharacterFactory's sheet: Aguante 5 (3 + 4 ÷ 2), Resistencia 15; Entereza
+# 4 + 5 ÷ 2 = 6, Estabilidad 18; 5 drama points.
+HITOS_DEFAULTS = {"fortaleza": 3, "reflejos": 6, "voluntad": 4, "intelecto": 5, "drama": 5, "drama_points": 5}
 
 
 class SkillFactory(factory.django.DjangoModelFactory):

@@ -1,16 +1,253 @@
-"""HITOS at the table: the rows around its rolls (activations, combats,
-horror tests, opposed rolls). The signed entries they point at never change;
-these do as play goes on (a pending activation is answered, a combatant acts).
+"""HITOS's rows: the sheet (``HitosSheet`` beside the shared character core,
+its skills, weapons and aspects) and the rows around its rolls at the table
+(activations, combats, horror tests, opposed rolls). The signed entries they
+point at never change; these do as play goes on (a pending activation is
+answered, a combatant acts).
 """
 
 from __future__ import annotations
 
 from django.conf import settings
+from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
+from django.utils.functional import cached_property
 from django.utils.translation import gettext_lazy as _
 
 from rolls.models import RollEntry
+from rules.hitos_drama import degeneracion_description
+from rules.hitos_health import PENALTIES, STATE_LABELS, health_state, mental_state, state_penalty
+from rules.hitos_options import HitosOptions
+from rules.hitos_scores import SKILL_CATEGORIES, Characteristics, derived_scores
+from rules.meters import Meter
 from table.models import TableRoll
+
+# --- the sheet -----------------------------------------------------------------------
+#
+# A HITOS character is the shared core (``sheets.Character``: identity, owner,
+# PC or NPC, review, notes, history) plus one ``HitosSheet`` row (its
+# characteristics, meters and points) and its skills, weapons and aspects.
+# Game arithmetic (derived scores, states, penalties) is never done here: the
+# properties hand the stored numbers to ``rules/`` and return its answers.
+# Changes go through ``systems.hitos.sheet.services``.
+
+CHARACTERISTIC_FIELDS = ("fortaleza", "reflejos", "voluntad", "intelecto")
+CHARACTERISTIC_LABELS = {
+    "fortaleza": _("Fortaleza"),
+    "reflejos": _("Reflejos"),
+    "voluntad": _("Voluntad"),
+    "intelecto": _("Intelecto"),
+}
+
+
+def sheet_options(campaign) -> HitosOptions:
+    """The campaign's HITOS options as the sheets read them: a stored value the
+    engine rejects falls back to the defaults rather than breaking every
+    sheet page."""
+    try:
+        return HitosOptions.from_dict(campaign.rules_options or {})
+    except ValueError:
+        return HitosOptions()
+
+
+def _characteristic(label):
+    return models.PositiveSmallIntegerField(label, default=5, validators=[MinValueValidator(1), MaxValueValidator(10)])
+
+
+class HitosSheet(models.Model):
+    """What a HITOS sheet holds beyond the shared character core."""
+
+    character = models.OneToOneField(
+        "sheets.Character", on_delete=models.CASCADE, primary_key=True, related_name="hitos"
+    )
+    cita = models.CharField(_("cita"), max_length=300, blank=True)
+    fortaleza = _characteristic(_("Fortaleza"))
+    reflejos = _characteristic(_("Reflejos"))
+    voluntad = _characteristic(_("Voluntad"))
+    intelecto = _characteristic(_("Intelecto"))
+    drama = models.PositiveSmallIntegerField(_("Drama"), default=5, validators=[MaxValueValidator(20)])
+    drama_points = models.PositiveSmallIntegerField(_("puntos dramáticos"), default=5)
+    degeneracion = models.PositiveSmallIntegerField(_("Degeneración"), default=0, validators=[MaxValueValidator(10)])
+    armour = models.CharField(_("armadura"), max_length=120, blank=True)
+    rd = models.PositiveSmallIntegerField(_("RD"), default=0, validators=[MaxValueValidator(20)])
+    # NPC stat blocks carry the damage code of their usual attack.
+    damage_code = models.CharField(_("código de daño"), max_length=20, blank=True)
+    # Secuelas: [{"text": "...", "permanent": bool}]
+    secuelas = models.JSONField(_("secuelas"), default=list, blank=True)
+
+    health_slashes = models.PositiveSmallIntegerField(default=0)
+    health_crosses = models.PositiveSmallIntegerField(default=0)
+    mental_slashes = models.PositiveSmallIntegerField(default=0)
+    mental_crosses = models.PositiveSmallIntegerField(default=0)
+
+    budget_accepted = models.BooleanField(_("la dirección acepta las desviaciones del presupuesto"), default=False)
+
+    class Meta:
+        verbose_name = _("ficha de HITOS")
+        verbose_name_plural = _("fichas de HITOS")
+
+    def __str__(self) -> str:
+        return str(self.character)
+
+    # --- readings from rules/ ------------------------------------------------
+
+    @property
+    def is_npc(self) -> bool:
+        return self.character.is_npc
+
+    @cached_property
+    def options(self) -> HitosOptions:
+        return sheet_options(self.character.campaign)
+
+    @property
+    def characteristics(self) -> Characteristics:
+        return Characteristics(self.fortaleza, self.reflejos, self.voluntad, self.intelecto)
+
+    def _skill_values(self, category: str) -> list[int]:
+        return [s.value for s in self.character.skills.all() if s.category == category]
+
+    @cached_property
+    def scores(self):
+        combate = max(self._skill_values("combate"), default=0)
+        return derived_scores(self.characteristics, combate=combate, options=self.options)
+
+    @property
+    def aguante(self) -> int:
+        return self.scores["aguante"].value
+
+    @property
+    def entereza(self) -> int:
+        return self.scores["entereza"].value
+
+    @staticmethod
+    def _meter(capacity: int, slashes: int, crosses: int) -> Meter:
+        # Marks stored for a bigger meter (characteristics lowered outside the
+        # services, e.g. in the admin) are read as the rules resize them.
+        return Meter(max(capacity, slashes + crosses), slashes, crosses).resized(capacity)
+
+    @property
+    def health_meter(self) -> Meter:
+        return self._meter(self.scores["resistencia"].value, self.health_slashes, self.health_crosses)
+
+    @property
+    def mental_meter(self) -> Meter:
+        return self._meter(self.scores["estabilidad"].value, self.mental_slashes, self.mental_crosses)
+
+    @property
+    def health_state(self):
+        return health_state(self.health_meter, self.aguante)
+
+    @property
+    def mental_state(self):
+        return mental_state(self.mental_meter, self.entereza, self.options)
+
+    @property
+    def health_label(self) -> str:
+        return STATE_LABELS[self.health_state]
+
+    @property
+    def mental_label(self) -> str:
+        return STATE_LABELS[self.mental_state]
+
+    @property
+    def health_penalty(self) -> int:
+        return PENALTIES[self.health_state]
+
+    @property
+    def mental_penalty(self) -> int:
+        return PENALTIES[self.mental_state]
+
+    @property
+    def penalty(self) -> int:
+        """The penalty to every action and to Defensa (H54, H55, H83)."""
+        return state_penalty(self.health_state, None if self.is_npc else self.mental_state)
+
+    @property
+    def degeneracion_text(self) -> str:
+        return degeneracion_description(self.degeneracion)
+
+    def forget_readings(self) -> None:
+        """Drop the cached readings after the skills or characteristics change."""
+        self.__dict__.pop("scores", None)
+
+
+class Skill(models.Model):
+    character = models.ForeignKey("sheets.Character", on_delete=models.CASCADE, related_name="skills")
+    name = models.CharField(_("habilidad"), max_length=80)
+    category = models.CharField(_("categoría"), max_length=16, choices=SKILL_CATEGORIES)
+    value = models.PositiveSmallIntegerField(_("valor"), validators=[MaxValueValidator(10)])
+
+    class Meta:
+        verbose_name = _("habilidad")
+        verbose_name_plural = _("habilidades")
+        ordering = ["id"]
+
+    def __str__(self) -> str:
+        return f"{self.name} {self.value}"
+
+
+class Weapon(models.Model):
+    character = models.ForeignKey("sheets.Character", on_delete=models.CASCADE, related_name="weapons")
+    name = models.CharField(_("arma"), max_length=80)
+    damage_code = models.CharField(_("código de daño"), max_length=20)
+    melee = models.BooleanField(_("cuerpo a cuerpo"), default=True)
+    notes = models.CharField(_("notas"), max_length=200, blank=True)
+
+    class Meta:
+        verbose_name = _("arma")
+        verbose_name_plural = _("armas")
+        ordering = ["id"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class AspectQuerySet(models.QuerySet):
+    def active(self):
+        return self.filter(ended_at__isnull=True)
+
+
+class Aspect(models.Model):
+    """A phrase of the character that can be activated (H11–H27): the concept,
+    a characteristic's trait, a hito, a complication or a temporary aspect."""
+
+    class Kind(models.TextChoices):
+        CONCEPT = "concept", _("Concepto")
+        TRAIT = "trait", _("Rasgo")
+        HITO = "hito", _("Hito")
+        COMPLICATION = "complication", _("Complicación")
+        TEMPORARY = "temporary", _("Aspecto temporal")
+
+    class Duration(models.TextChoices):
+        SCENE = "scene", _("Escena")
+        SESSION = "session", _("Sesión")
+        STORY = "story", _("Historia")
+
+    character = models.ForeignKey("sheets.Character", on_delete=models.CASCADE, related_name="aspects")
+    kind = models.CharField(_("tipo"), max_length=12, choices=Kind.choices)
+    # For traits: the characteristic it describes.
+    characteristic = models.CharField(max_length=10, blank=True)
+    phrase = models.CharField(_("aspecto"), max_length=200)
+    position = models.PositiveSmallIntegerField(default=0)
+    duration = models.CharField(_("duración"), max_length=8, choices=Duration.choices, blank=True)
+    origin = models.CharField(_("origen"), max_length=200, blank=True)
+    # An exhausted aspect recovers at the start of the next session or story.
+    exhausted_until = models.CharField(_("agotado hasta"), max_length=8, choices=Duration.choices, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    ended_at = models.DateTimeField(null=True, blank=True)
+
+    objects = AspectQuerySet.as_manager()
+
+    class Meta:
+        verbose_name = _("aspecto")
+        verbose_name_plural = _("aspectos")
+        ordering = ["kind", "position", "id"]
+
+    def __str__(self) -> str:
+        return self.phrase
+
+    @property
+    def exhausted(self) -> bool:
+        return bool(self.exhausted_until)
 
 
 class TableRollKind(models.TextChoices):
@@ -65,7 +302,7 @@ class Activation(models.Model):
         "sheets.Character", null=True, blank=True, on_delete=models.CASCADE, related_name="+"
     )
     aspect_text = models.CharField(_("aspecto"), max_length=200)
-    aspect = models.ForeignKey("sheets.Aspect", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    aspect = models.ForeignKey(Aspect, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
     scene_aspect = models.ForeignKey(
         "campaigns.SceneAspect", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )

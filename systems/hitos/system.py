@@ -66,6 +66,9 @@ class Hitos(GameSystem):
 
     # --- the post form ------------------------------------------------------------
 
+    def characters(self, queryset):
+        return queryset.select_related("hitos").prefetch_related("skills")
+
     def roll_row(self, data, *, prefix, characters, npcs):
         skill_groups = [
             (c.name, [(s.name, f"{s.name} ({s.value})") for s in c.skills.all()])

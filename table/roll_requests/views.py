@@ -34,7 +34,9 @@ def request_create(request: HtmxHttpRequest, slug: str, scene_id: int) -> HttpRe
     system = systems.for_campaign(scene.campaign)
     characters = Character.objects.filter(campaign=scene.campaign).approved().select_related("owner")
     form = (
-        system.request_form(request.POST if request.method == "POST" else None, characters=characters)
+        system.request_form(
+            request.POST if request.method == "POST" else None, characters=system.characters(characters)
+        )
         if system
         else None
     )

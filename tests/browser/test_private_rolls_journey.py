@@ -35,8 +35,9 @@ from accounts.models import User
 from campaigns.models import Campaign, Membership, Post, Role, Scene, Visibility
 from rolls import services as roll_services
 from rolls.models import RollEntry
-from sheets.models import Character, Skill
+from sheets.models import Character
 from systems.hitos.checks.services import chance, check_setup
+from systems.hitos.models import HitosSheet, Skill
 from table.models import TableRoll
 from tests.browser.conftest import _REPORT_CSP_VIOLATIONS, TIMEOUT_MS, BrowserProblems
 from tests.factories import CampaignFactory, UserFactory
@@ -82,12 +83,9 @@ def _character(campaign: Campaign, owner: User, name: str) -> Character:
         owner=owner,
         name=name,
         status=Character.Status.APPROVED,
-        fortaleza=5,
-        reflejos=6,
-        voluntad=5,
-        intelecto=7,
-        drama=5,
-        drama_points=3,
+    )
+    HitosSheet.objects.create(
+        character=character, fortaleza=5, reflejos=6, voluntad=5, intelecto=7, drama=5, drama_points=3
     )
     Skill.objects.create(character=character, name="Cerrajería", category="subterfugio", value=4)
     Skill.objects.create(character=character, name="Sigilo", category="subterfugio", value=3)

@@ -163,7 +163,7 @@ def test_a_roll_an_aspect_reroll_a_negative_activation_and_an_attack_at_the_tabl
     expect(chain.nth(1)).to_contain_text(f"[{', '.join(map(str, signed['dice']))}]")
     expect(card.locator(".roll-die-value")).to_have_text([str(d) for d in signed["dice"]])
     ines.refresh_from_db()
-    assert ines.drama_points == 2
+    assert ines.hitos.drama_points == 2
 
     # --- The GM activates a situation aspect against the roll (one die). --------------
     _log_in(gm_page, play.gm, scene_url)
@@ -204,7 +204,7 @@ def test_a_roll_an_aspect_reroll_a_negative_activation_and_an_attack_at_the_tabl
     assert (accepted.entry["activation"], accepted.entry["rerolled"]) == ("negative", [2])
     assert accepted.entry["dice"][:2] == signed["dice"][:2]
     ines.refresh_from_db()
-    assert ines.drama_points == 3
+    assert ines.hitos.drama_points == 3
     assert Campaign.objects.get(pk=play.campaign.pk).gm_drama_points == 4
     # After a reload both pages show the balances from the database.
     page.reload()
@@ -238,7 +238,7 @@ def test_a_roll_an_aspect_reroll_a_negative_activation_and_an_attack_at_the_tabl
     expect(npc_row.locator(".badge", has_text="indefenso")).to_be_visible()
     assert Combatant.objects.get(pk=combatants[play.npc.pk].pk).defenceless
 
-    before = (play.npc.health_slashes, play.npc.health_crosses)
+    before = (play.npc.hitos.health_slashes, play.npc.hitos.health_crosses)
     attack_form = gm_page.locator("#combat-attack-form")
     attacks = gm_page.locator("#combat-attacks article")
     harmful = None
@@ -273,5 +273,5 @@ def test_a_roll_an_aspect_reroll_a_negative_activation_and_an_attack_at_the_tabl
     attack.refresh_from_db()
     assert attack.damage_applied == total
     npc = Character.objects.get(pk=play.npc.pk)
-    assert (npc.health_slashes, npc.health_crosses) != before
-    assert npc.health_slashes + 2 * npc.health_crosses >= total
+    assert (npc.hitos.health_slashes, npc.hitos.health_crosses) != before
+    assert npc.hitos.health_slashes + 2 * npc.hitos.health_crosses >= total

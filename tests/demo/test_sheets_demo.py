@@ -28,8 +28,8 @@ def test_demo_sheets_are_approved_one_wounded_and_shaken_and_there_is_an_npc():
     ines = Character.objects.get(name="Inés Albarrán")
     tomas = Character.objects.get(name="Tomás Quiroga")
     assert ines.status == tomas.status == "approved"
-    assert ines.skills.count() == 10 and ines.health_label == "Sano"
-    assert (tomas.health_label, tomas.mental_label) == ("Herido", "Alterado")
+    assert ines.skills.count() == 10 and ines.hitos.health_label == "Sano"
+    assert (tomas.hitos.health_label, tomas.hitos.mental_label) == ("Herido", "Alterado")
     assert tomas.events.filter(kind="damage").count() == 2
     npc = Character.objects.get(name=DEMO_NPC)
-    assert npc.is_npc and npc.drama_points == 0 and npc.owner == campaign.gm
+    assert npc.is_npc and npc.hitos.drama_points == 0 and npc.owner == campaign.gm

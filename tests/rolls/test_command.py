@@ -110,8 +110,10 @@ def test_the_demo_rolls_verify_and_include_a_reroll_chain(table):
     from demo.table import rolls_demo_load
     from rolls.models import RollEntry
     from sheets.models import Character
+    from systems.hitos.models import HitosSheet
 
     tomas = Character.objects.create(campaign=table.campaign, owner=table.other, name="Tomás", status="approved")
+    HitosSheet.objects.create(character=tomas)
     args = {
         "campaign": table.campaign,
         "players": (table.player, table.other),

@@ -25,6 +25,7 @@ from campaigns.models import Campaign, Membership, Post, Role, Scene, Visibility
 from campaigns.permissions import campaign_access
 from rolls.models import RollEntry
 from sheets.models import Character
+from systems.hitos.models import HitosSheet
 from systems.hitos.secret import services as secret
 from systems.hitos.system import check_plan
 from table import services as table_services
@@ -106,9 +107,10 @@ def world(db) -> World:
         user = UserFactory(display_name=name)
         users[persona] = user
         Membership.objects.create(campaign=campaign, user=user, role=Role.PLAYER)
-        Character.objects.create(
-            campaign=campaign, owner=user, name=f"Ficha de {name}", status=Character.Status.APPROVED, reflejos=5
+        character = Character.objects.create(
+            campaign=campaign, owner=user, name=f"Ficha de {name}", status=Character.Status.APPROVED
         )
+        HitosSheet.objects.create(character=character, reflejos=5)
     scene = Scene.objects.create(campaign=campaign, title="El vestíbulo")
     split = Scene.objects.create(campaign=campaign, title="El pasadizo escondido", everyone=False)
     split.participants.set([users["author"], users["recipient"]])

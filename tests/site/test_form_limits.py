@@ -69,7 +69,7 @@ from campaigns.permissions import campaign_access
 from rolls.forms import CLIENT_SEED_MAX_LENGTH, CLIENT_SEED_MESSAGE, FreeRollForm
 from rolls.models import CampaignLog
 from sheets.forms import SheetOptionsForm
-from sheets.models import Aspect, Character, Skill
+from sheets.models import Character
 from systems.hitos.activations.forms import DramaPoolForm, NarrativeForm, NegativeActivationForm, PositiveActivationForm
 from systems.hitos.checks.forms import PostRollForm, RollRequestForm
 from systems.hitos.checks.services import check_setup, table_check
@@ -85,7 +85,7 @@ from systems.hitos.combat.forms import (
 )
 from systems.hitos.horror import services as horror
 from systems.hitos.horror.forms import ExposureRollForm, HorrorStartForm, OpposedStartForm
-from systems.hitos.models import Attack, Combatant, HorrorExposure
+from systems.hitos.models import Aspect, Attack, Combatant, HitosSheet, HorrorExposure, Skill
 from systems.hitos.options.forms import CampaignOptionsForm
 from systems.hitos.secret.forms import SecretRollForm
 from systems.hitos.sheet import services as sheet_services
@@ -161,9 +161,11 @@ class World(PlayWorld):
     @cached_property
     def submitted(self) -> Character:
         """A sheet Bruno sent to the GM for review."""
-        return Character.objects.create(
+        lucia = Character.objects.create(
             campaign=self.campaign, owner=self.bruno, name="Lucía", status=Character.Status.SUBMITTED
         )
+        HitosSheet.objects.create(character=lucia)
+        return lucia
 
     @cached_property
     def table_roll(self) -> TableRoll:

@@ -59,9 +59,9 @@ def _percent(modifier: int, difficulty: int) -> str:
 def _wound(character, *, until_penalty: int = -2):
     """Slash the health meter until the sheet's penalty is ``until_penalty``."""
     for slashes in range(1, 40):
-        character.health_slashes = slashes
-        if character.health_penalty == until_penalty:
-            character.save()
+        character.hitos.health_slashes = slashes
+        if character.hitos.health_penalty == until_penalty:
+            character.hitos.save()
             return character
     raise AssertionError("no meter state gives that penalty")
 
@@ -170,7 +170,7 @@ def test_the_chance_includes_the_health_penalty_by_itself(play):
     response = client_for(play.ana).get(
         _chance_url(play), {"voice": f"character:{play.ines.pk}", **_row(0, characteristic="reflejos")}
     )
-    assertContains(response, f"Salud: {play.ines.health_label} -2")
+    assertContains(response, f"Salud: {play.ines.hitos.health_label} -2")
     assertContains(response, f"Probabilidad de éxito: {_percent(4, 15)} %")
 
 
@@ -205,7 +205,7 @@ def test_a_post_with_two_rolls_rolls_both_with_the_sheet_and_its_penalty(play):
     first, second = TableRoll.objects.filter(post=post).order_by("position")
     assert (first.position, second.position) == (0, 1)
     assert (first.character, first.owner, first.scene, first.difficulty) == (play.ines, play.ana, play.scene, 20)
-    label = f"Salud: {play.ines.health_label}"
+    label = f"Salud: {play.ines.hitos.health_label}"
     assert first.latest.signed_game["breakdown"] == [["Reflejos", 6], ["Sigilo", 3], [label, -2]]
     assert first.facts["modifier"] == 7 and first.latest.entry["purpose"] == "Cruzar"
     assert second.latest.signed_game["breakdown"] == [["Fortaleza", 5], ["Palanca", 2], [label, -2]]

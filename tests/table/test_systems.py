@@ -11,7 +11,8 @@ from campaigns import services as forum
 from campaigns.models import Campaign, Scene
 from campaigns.permissions import campaign_access
 from rolls import presenters
-from sheets.models import Aspect, SheetEvent
+from sheets.models import SheetEvent
+from systems.hitos.models import Aspect
 from systems.hitos.system import Hitos
 from table import checks, systems
 from tests.conftest import client_for

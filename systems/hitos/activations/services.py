@@ -30,7 +30,7 @@ from campaigns.permissions import Access, campaign_access
 from rules import hitos, hitos_drama
 from rules.hitos_drama import BANK, Transfer
 from rules.probability import reroll_success_probability
-from sheets.models import Aspect, Character
+from sheets.models import Character
 from systems.hitos import notify
 from systems.hitos.checks.services import (
     is_arcane,
@@ -40,7 +40,7 @@ from systems.hitos.checks.services import (
     side_for,
     table_reroll,
 )
-from systems.hitos.models import Activation
+from systems.hitos.models import Activation, Aspect
 from systems.hitos.reading import campaign_options
 from systems.hitos.sheet.services import aspect_change, degeneracion_gain, drama_account, drama_move
 from table.models import TableRoll

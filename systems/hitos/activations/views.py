@@ -50,7 +50,7 @@ def _card(request: HtmxHttpRequest, table_roll: TableRoll, access: Access, **ext
     context = {
         "card": roll_card,
         **extra,
-        "drama_characters": list(mine.only("pk", "name", "drama_points")),
+        "drama_characters": list(mine.select_related("hitos").only("pk", "name", "hitos__drama_points")),
         "campaign": table_roll.campaign,
         "is_gm": access.is_gm,
     }
@@ -102,7 +102,8 @@ def _payments(table_roll: TableRoll, character: Character | None) -> list[tuple[
     choices = [
         (
             "point",
-            _("Un punto dramático (%(name)s tiene %(n)s)") % {"name": character.name, "n": character.drama_points},
+            _("Un punto dramático (%(name)s tiene %(n)s)")
+            % {"name": character.name, "n": character.hitos.drama_points},
         ),
         ("exhaust", _("Agotar el aspecto (solo los de tu personaje)")),
     ]

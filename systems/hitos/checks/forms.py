@@ -10,7 +10,7 @@ from accounts.limits import LIMIT_MESSAGES, HiddenErrorsShown, text_field
 from rolls.forms import MODIFIER_REASON_MAX, client_seed_field, modifier_field
 from rolls.models import RollEntry
 from rules import hitos
-from sheets.models import CHARACTERISTIC_LABELS, Skill
+from systems.hitos.models import CHARACTERISTIC_LABELS, Skill
 from table.models import RollRequest
 
 CHARACTERISTIC_CHOICES = list(CHARACTERISTIC_LABELS.items())

@@ -28,8 +28,8 @@ from rolls.services import reroll_append, roll_append
 from rules import hitos
 from rules.hitos_drama import GM_POOL, Side
 from rules.probability import success_probability
-from sheets.models import CHARACTERISTIC_FIELDS, CHARACTERISTIC_LABELS, Character
-from systems.hitos.models import Attack, TableRollKind
+from sheets.models import Character
+from systems.hitos.models import CHARACTERISTIC_FIELDS, CHARACTERISTIC_LABELS, Attack, TableRollKind
 from systems.hitos.reading import campaign_options, hitos_reader
 
 # A module, not its names: the sheet's services roll through this one (``health``).
@@ -78,7 +78,7 @@ def check_setup(
         if characteristic not in CHARACTERISTIC_FIELDS or character is None:
             raise ValidationError(_("Elige una característica de la ficha."), code="characteristic")
         label = str(CHARACTERISTIC_LABELS[characteristic])
-        parts.append((label, getattr(character, characteristic)))
+        parts.append((label, getattr(character.hitos, characteristic)))
         what.append(label)
         if skill:
             found = next((s for s in character.skills.all() if s.name == skill), None)
@@ -95,10 +95,11 @@ def check_setup(
         if value:
             parts.append((reason.strip() or _("Modificador"), int(value)))
     if penalties and character is not None:
-        if character.health_penalty:
-            parts.append((_("Salud: %(state)s") % {"state": character.health_label}, character.health_penalty))
-        if not character.is_npc and character.mental_penalty:
-            parts.append((_("Mente: %(state)s") % {"state": character.mental_label}, character.mental_penalty))
+        sheet = character.hitos
+        if sheet.health_penalty:
+            parts.append((_("Salud: %(state)s") % {"state": sheet.health_label}, sheet.health_penalty))
+        if not character.is_npc and sheet.mental_penalty:
+            parts.append((_("Mente: %(state)s") % {"state": sheet.mental_label}, sheet.mental_penalty))
     modifier = sum(value for _label, value in parts)
     return CheckSetup(modifier, tuple(parts), " + ".join(what) or _("Tirada"), arcane)
 

@@ -9,9 +9,8 @@ from django.utils.translation import gettext_lazy
 from accounts.limits import LIMIT_MESSAGES, HiddenErrorsShown, text_field
 from campaigns.models import Campaign
 from rolls.forms import MODIFIER_REASON_MAX, client_seed_field, modifier_field
-from sheets.models import Aspect
 from systems.hitos.combat import services
-from systems.hitos.models import Combat, Combatant
+from systems.hitos.models import Aspect, Combat, Combatant
 
 
 class CombatStartForm(forms.Form):
@@ -74,9 +73,9 @@ class AttackForm(HiddenErrorsShown, forms.Form):
             character = combatant.character
             for weapon in character.weapons.all():
                 weapons.append((f"w{weapon.pk}", f"{character.name}: {weapon.name} ({weapon.damage_code})"))
-            if character.is_npc and character.damage_code:
+            if character.is_npc and character.hitos.damage_code:
                 label = _("Ataque habitual")
-                weapons.append((f"npc{combatant.pk}", f"{character.name}: {label} ({character.damage_code})"))
+                weapons.append((f"npc{combatant.pk}", f"{character.name}: {label} ({character.hitos.damage_code})"))
         self.fields["weapon"].choices = weapons
 
     def clean(self):

@@ -35,8 +35,7 @@ from rules.hitos_combat import (
     initiative_total,
 )
 from rules.hitos_drama import positive_activation
-from sheets.models import Aspect, Character, SheetEvent
-from sheets.models import Weapon as SheetWeapon
+from sheets.models import Character, SheetEvent
 from sheets.permissions import can_play_character
 from systems.hitos import notify
 from systems.hitos.checks.services import (
@@ -49,7 +48,8 @@ from systems.hitos.checks.services import (
     table_check,
     table_result,
 )
-from systems.hitos.models import Activation, Attack, Combat, Combatant, TableRollKind
+from systems.hitos.models import Activation, Aspect, Attack, Combat, Combatant, TableRollKind
+from systems.hitos.models import Weapon as SheetWeapon
 from systems.hitos.reading import campaign_options
 from systems.hitos.sheet import services as sheet_services
 from systems.hitos.sheet.services import drama_move
@@ -149,7 +149,7 @@ def combatant_remove(*, combatant: Combatant, access: Access) -> None:
 
 def _initiative_setup(character: Character) -> tuple[CheckSetup, int]:
     """H40 — C + Iniciativa; the state penalty applies to every roll (H54, H55)."""
-    score = character.scores["iniciativa"].value
+    score = character.hitos.scores["iniciativa"].value
     with_penalties = check_setup(character, free_modifier=score)
     label = _("Iniciativa")
     setup = CheckSetup(with_penalties.modifier, ((label, score), *with_penalties.breakdown[1:]), label)
@@ -210,7 +210,7 @@ def _initiative_sequence(combat: Combat, combatants: list[Combatant], access: Ac
     options = campaign_options(combat.campaign)
     by_id = {str(c.pk): c for c in combatants}
     entries = [
-        InitiativeEntry(str(c.pk), c.initiative_total, c.character.scores["iniciativa"].value) for c in combatants
+        InitiativeEntry(str(c.pk), c.initiative_total, c.character.hitos.scores["iniciativa"].value) for c in combatants
     ]
     ordered: list[Combatant] = []
     for group in initiative_order(entries, options):
@@ -346,9 +346,9 @@ class WeaponChoice:
 def weapon_choice(character: Character, weapon: SheetWeapon | str) -> WeaponChoice:
     """A weapon of the sheet, or ``"npc"``: the NPC's usual attack (its damage code, in melee)."""
     if weapon == NPC_ATTACK:
-        if not (character.is_npc and character.damage_code):
+        if not (character.is_npc and character.hitos.damage_code):
             raise ValidationError(_("%(name)s no tiene un ataque habitual.") % {"name": character.name})
-        return WeaponChoice(_("Ataque habitual"), character.damage_code, True)
+        return WeaponChoice(_("Ataque habitual"), character.hitos.damage_code, True)
     if not isinstance(weapon, SheetWeapon) or weapon.character_id != character.pk:
         raise ValidationError(_("Esa arma no es de %(name)s.") % {"name": character.name}, code="weapon")
     return WeaponChoice(weapon.name, weapon.damage_code, weapon.melee)
@@ -400,11 +400,11 @@ def attack_make(
     options = campaign_options(combat.campaign)
     skill = combat_skill(attacking)
     defence = defence_difficulty(
-        defending.scores["defensa"].value,
+        defending.hitos.scores["defensa"].value,
         unprepared=not target.has_acted,
         all_out_defence=target.all_out_defence if all_out_defence is None else all_out_defence,
         defenceless=target.defenceless if defenceless is None else defenceless,
-        state_penalty=defending.penalty,
+        state_penalty=defending.hitos.penalty,
         options=options,
     )
     setup = check_setup(attacking, characteristic="reflejos", skill=skill.name if skill else "", extra=extra)
@@ -435,8 +435,8 @@ def attack_make(
             target=target,
             weapon=chosen.name,
             damage_code=chosen.code,
-            damage_bonus=attacking.scores[bonus_key].value,
-            rd=defending.rd,
+            damage_bonus=attacking.hitos.scores[bonus_key].value,
+            rd=defending.hitos.rd,
             defence={"base": defence.base, "parts": [list(p) for p in defence.parts], "total": defence.total},
         )
         attack.full_clean()

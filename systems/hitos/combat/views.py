@@ -24,7 +24,6 @@ from campaigns import permissions as perms
 from campaigns.models import Scene
 from campaigns.permissions import Access
 from hitos_site.htmx import HtmxHttpRequest, after_action, page_or_fragment
-from sheets.models import Skill, Weapon
 from sheets.permissions import can_play_character
 from systems.hitos.cards import activations_prefetch
 from systems.hitos.combat import services
@@ -37,7 +36,7 @@ from systems.hitos.combat.forms import (
     EffectForm,
     ShiftForm,
 )
-from systems.hitos.models import Attack, Combat, Combatant
+from systems.hitos.models import Attack, Combat, Combatant, Skill, Weapon
 from table.access import scene_for
 from table.cards import cards_for
 
@@ -61,7 +60,9 @@ def _current_combat(scene: Scene) -> Combat | None:
 
 def _combatants(combat: Combat) -> list[Combatant]:
     combatants = list(
-        combat.combatants.select_related("character__campaign", "character__owner", "initiative__latest")
+        combat.combatants.select_related(
+            "character__campaign", "character__owner", "character__hitos", "initiative__latest"
+        )
         .prefetch_related(
             Prefetch("character__skills", queryset=Skill.objects.order_by("id")),
             Prefetch("character__weapons", queryset=Weapon.objects.order_by("id")),

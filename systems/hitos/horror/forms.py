@@ -10,9 +10,9 @@ from django.utils.translation import gettext_lazy as _
 from accounts.limits import LIMIT_MESSAGES, max_length_of, text_field
 from rolls.forms import MODIFIER_REASON_MAX, client_seed_field, modifier_field
 from rolls.models import RollEntry
-from sheets.models import CHARACTERISTIC_LABELS, Character
+from sheets.models import Character
 from systems.hitos.horror.services import level_choices
-from systems.hitos.models import HorrorExposure, HorrorTest, OpposedRoll
+from systems.hitos.models import CHARACTERISTIC_LABELS, HorrorExposure, HorrorTest, OpposedRoll
 from systems.hitos.opposed.services import OpposedSide
 
 # What the GM types becomes part of each roll's purpose, which holds

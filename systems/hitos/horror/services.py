@@ -74,7 +74,8 @@ def exposure_setup(character: Character) -> CheckSetup:
     the trauma test of H77 (which ``meter_apply`` also rolls with Entereza
     alone), so no penalty is added."""
     label = _("Entereza")
-    return CheckSetup(character.entereza, ((label, character.entereza),), label)
+    entereza = character.hitos.entereza
+    return CheckSetup(entereza, ((label, entereza),), label)
 
 
 def horror_start(
@@ -156,7 +157,7 @@ def exposure_roll(*, exposure: HorrorExposure, actor, client_seed: str | None = 
                 _("%(name)s ya ha hecho esta prueba de horror.") % {"name": character.name}, code="done"
             )
         level = effective_level(locked)
-        if not horror_test_due(level, character.degeneracion):
+        if not horror_test_due(level, character.hitos.degeneracion):
             locked.exempt = True
             locked.loss = 0
             locked.resolved_at = timezone.now()
@@ -189,13 +190,13 @@ def exposure_roll(*, exposure: HorrorExposure, actor, client_seed: str | None = 
         outcome = horror(
             test.level,
             hitos.HitosRoll(tuple(entry.entry["dice"])),
-            entereza=character.entereza,
-            degeneracion=character.degeneracion,
+            entereza=character.hitos.entereza,
+            degeneracion=character.hitos.degeneracion,
             shift=locked.shift,
-            modifier=setup.modifier - character.entereza,
+            modifier=setup.modifier - character.hitos.entereza,
             options=campaign_options(campaign),
         )
-        lost_before = character.mental_meter.lost
+        lost_before = character.hitos.mental_meter.lost
         lost = 0
         if outcome.loss > 0:
             change = meter_apply(
@@ -213,7 +214,7 @@ def exposure_roll(*, exposure: HorrorExposure, actor, client_seed: str | None = 
                 # Without a trauma test the change points at the exposure roll itself.
                 event.roll = entry
                 event.save(update_fields=["roll"])
-            lost = change.character.mental_meter.lost - lost_before
+            lost = change.character.hitos.mental_meter.lost - lost_before
         locked.table_roll = table_roll
         locked.loss = outcome.loss
         locked.resolved_at = timezone.now()

@@ -23,11 +23,11 @@ from campaigns.models import Campaign, Scene
 from campaigns.permissions import Access
 from hitos_site.htmx import HtmxHttpRequest, after_action, page_or_fragment, redirect_after
 from rules.hitos import Opposed
-from sheets.models import Character, Skill
+from sheets.models import Character
 from systems.hitos.cards import activations_prefetch
 from systems.hitos.horror import services as horror
 from systems.hitos.horror.forms import ExposureRollForm, HorrorStartForm, OpposedStartForm
-from systems.hitos.models import HorrorExposure, HorrorTest, OpposedRoll
+from systems.hitos.models import HorrorExposure, HorrorTest, OpposedRoll, Skill
 from systems.hitos.opposed import services as opposed
 from table.access import scene_for
 from table.cards import cards_for
@@ -49,6 +49,7 @@ def _candidates(campaign: Campaign):
 def _horror_tests(scene: Scene):
     exposures = HorrorExposure.objects.select_related(
         "character__campaign",
+        "character__hitos",
         "table_roll__first__user",
         "table_roll__latest__user",
         "table_roll__owner",

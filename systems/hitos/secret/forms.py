@@ -11,7 +11,7 @@ from accounts.limits import LIMIT_MESSAGES, HiddenErrorsShown, max_length_of, te
 from rolls.forms import client_seed_field, modifier_field
 from rolls.models import RollEntry
 from rules.notation import MAX_LENGTH
-from sheets.models import CHARACTERISTIC_LABELS, Skill
+from systems.hitos.models import CHARACTERISTIC_LABELS, Skill
 
 # The highest difficulty of the HITOS scale is 30 (H5); a GM may go a bit beyond.
 DIFFICULTY_LIMIT = 50

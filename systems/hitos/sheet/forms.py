@@ -24,17 +24,17 @@ from rules.hitos_scores import (
     creation_warnings,
     derived_scores,
 )
-from sheets.models import (
-    CHARACTERISTIC_FIELDS,
-    CHARACTERISTIC_LABELS,
-    Aspect,
-    Character,
-    SheetEvent,
-    Skill,
-    Weapon,
-)
+from sheets.models import Character, SheetEvent
+from systems.hitos.models import CHARACTERISTIC_FIELDS, CHARACTERISTIC_LABELS, Aspect, HitosSheet, Skill, Weapon
 from systems.hitos.sheet.meters import METER_ACTIONS, METERS, NEEDS_AMOUNT
-from systems.hitos.sheet.services import EXPORT_FORMAT, ExhaustedAspect, PlayState, SheetData, TemporaryAspect
+from systems.hitos.sheet.services import (
+    CORE_FIELDS,
+    EXPORT_FORMAT,
+    ExhaustedAspect,
+    PlayState,
+    SheetData,
+    TemporaryAspect,
+)
 
 LINES_HELP = _("Uno por línea.")
 # Concept, traits, hitos and complications are each one aspect row.
@@ -62,7 +62,7 @@ class SheetForm(forms.Form):
 
     name = text_field(Character, "name", label=_("Nombre"))
     concept = text_field(Aspect, "phrase", label=_("Concepto (aspecto)"))
-    cita = text_field(Character, "cita", label=_("Cita"), required=False)
+    cita = text_field(HitosSheet, "cita", label=_("Cita"), required=False)
     fortaleza = _characteristic_field("fortaleza")
     trait_fortaleza = text_field(Aspect, "phrase", label=_("Rasgo de Fortaleza (aspecto)"), required=False)
     reflejos = _characteristic_field("reflejos")
@@ -84,7 +84,7 @@ class SheetForm(forms.Form):
     degeneracion = forms.IntegerField(
         label=_("Degeneración"), min_value=0, max_value=10, initial=0, error_messages=LIMIT_MESSAGES
     )
-    armour = text_field(Character, "armour", label=_("Armadura"), required=False)
+    armour = text_field(HitosSheet, "armour", label=_("Armadura"), required=False)
     rd = forms.IntegerField(
         label=_("RD de la armadura"), min_value=0, max_value=20, initial=0, error_messages=LIMIT_MESSAGES
     )
@@ -210,10 +210,11 @@ class SheetForm(forms.Form):
     @staticmethod
     def initial_for(character: Character) -> dict[str, Any]:
         aspects = [a for a in character.aspects.all() if a.ended_at is None]
-        initial: dict[str, Any] = {
-            name: getattr(character, name)
+        sheet = character.hitos
+        initial: dict[str, Any] = {name: getattr(character, name) for name in CORE_FIELDS}
+        initial |= {
+            name: getattr(sheet, name)
             for name in (
-                "name",
                 "cita",
                 *CHARACTERISTIC_FIELDS,
                 "drama",
@@ -221,9 +222,6 @@ class SheetForm(forms.Form):
                 "degeneracion",
                 "armour",
                 "rd",
-                "public_description",
-                "private_notes",
-                "gm_notes",
             )
         }
         initial["concept"] = next((a.phrase for a in aspects if a.kind == Aspect.Kind.CONCEPT), "")
@@ -232,8 +230,8 @@ class SheetForm(forms.Form):
                 initial[f"trait_{a.characteristic}"] = a.phrase
         initial["hitos"] = "\n".join(a.phrase for a in aspects if a.kind == Aspect.Kind.HITO)
         initial["complications"] = "\n".join(a.phrase for a in aspects if a.kind == Aspect.Kind.COMPLICATION)
-        initial["secuelas_temporales"] = "\n".join(s["text"] for s in character.secuelas if not s.get("permanent"))
-        initial["secuelas_permanentes"] = "\n".join(s["text"] for s in character.secuelas if s.get("permanent"))
+        initial["secuelas_temporales"] = "\n".join(s["text"] for s in sheet.secuelas if not s.get("permanent"))
+        initial["secuelas_permanentes"] = "\n".join(s["text"] for s in sheet.secuelas if s.get("permanent"))
         return initial
 
 
@@ -248,7 +246,7 @@ class NpcForm(forms.Form):
     intelecto = _characteristic_field("intelecto")
     rd = forms.IntegerField(label=_("RD"), min_value=0, max_value=20, initial=0, error_messages=LIMIT_MESSAGES)
     damage_code = text_field(
-        Character, "damage_code", label=_("Código de daño"), required=False, help_text=_("Por ejemplo C, M o mM.")
+        HitosSheet, "damage_code", label=_("Código de daño"), required=False, help_text=_("Por ejemplo C, M o mM.")
     )
     gm_notes = text_field(
         Character,

@@ -26,7 +26,8 @@ from rules.hitos_health import (
     take_imbalance,
 )
 from rules.meters import Meter
-from sheets.models import Character, SheetEvent
+from sheets.models import SheetEvent
+from systems.hitos.models import HitosSheet
 
 HEALTH = "resistencia"
 MENTAL = "estabilidad"
@@ -38,12 +39,12 @@ class MeterKind:
 
     - ``key``: its name in URLs, form prefixes and exported files;
       ``label``: its name for people.
-    - ``slashes_field`` / ``crosses_field``: the ``Character`` fields holding
-      its marks; ``meter_property`` / ``state_property``: the ``Character``
+    - ``slashes_field`` / ``crosses_field``: the ``HitosSheet`` fields holding
+      its marks; ``meter_property`` / ``state_property``: the ``HitosSheet``
       properties reading them through ``rules/`` (the meter resized to its
-      capacity, and the state with its penalty).
+      capacity, and the state with its penalty). The methods take the sheet.
     - ``threshold``: the derived score whose size sets the rows and the tests
-      (``Character.aguante`` / ``.entereza``; also the keyword ``take`` wants),
+      (``HitosSheet.aguante`` / ``.entereza``; also the keyword ``take`` wants),
       shown as ``threshold_label`` in a roll's breakdown.
     - ``loss``, ``shock``, ``recovery``: the meter's own actions for marking a
       loss (damage H60 / imbalance H82), consolidating after rest (shock H62 /
@@ -86,33 +87,37 @@ class MeterKind:
     def fields(self) -> list[str]:
         return [self.slashes_field, self.crosses_field]
 
-    def meter(self, character: Character) -> Meter:
-        return getattr(character, self.meter_property)
+    def meter(self, sheet: HitosSheet) -> Meter:
+        return getattr(sheet, self.meter_property)
 
-    def state(self, character: Character) -> HealthState | MentalState:
-        return getattr(character, self.state_property)
+    def state(self, sheet: HitosSheet) -> HealthState | MentalState:
+        return getattr(sheet, self.state_property)
 
-    def threshold_of(self, character: Character) -> int:
-        return getattr(character, self.threshold)
+    def threshold_of(self, sheet: HitosSheet) -> int:
+        return getattr(sheet, self.threshold)
 
-    def store(self, character: Character, meter: Meter) -> list[str]:
-        """Put ``meter``'s marks on ``character`` (unsaved); returns the fields to save."""
-        setattr(character, self.slashes_field, meter.slashes)
-        setattr(character, self.crosses_field, meter.crosses)
+    def marks(self, sheet: HitosSheet) -> tuple[int, int]:
+        """The slashes and crosses stored on the sheet."""
+        return getattr(sheet, self.slashes_field), getattr(sheet, self.crosses_field)
+
+    def store(self, sheet: HitosSheet, meter: Meter) -> list[str]:
+        """Put ``meter``'s marks on ``sheet`` (unsaved); returns the fields to save."""
+        setattr(sheet, self.slashes_field, meter.slashes)
+        setattr(sheet, self.crosses_field, meter.crosses)
         return self.fields
 
     def take_loss(self, meter: Meter, amount: int, *, threshold: int, test) -> LossOutcome:
         """``take_damage`` / ``take_imbalance`` under their own keywords."""
         return self.take(meter, amount, **{self.threshold: threshold, self.test_keyword: test})
 
-    def snapshot(self, character: Character) -> dict[str, Any]:
+    def snapshot(self, sheet: HitosSheet) -> dict[str, Any]:
         """The meter as a ``SheetEvent`` records it before and after a change."""
-        meter = self.meter(character)
+        meter = self.meter(sheet)
         return {
             "boxes": meter.boxes,
             "slashes": meter.slashes,
             "crosses": meter.crosses,
-            "state": STATE_LABELS[self.state(character)],
+            "state": STATE_LABELS[self.state(sheet)],
         }
 
 

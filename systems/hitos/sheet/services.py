@@ -2,8 +2,9 @@
 piece of game arithmetic and records a ``SheetEvent`` (who, when, what, why,
 the post or roll it came from).
 
-Meter changes lock the character's row (``select_for_update``) so two
-simultaneous damage applications both land.
+Every write locks the character's row (``select_for_update``) before it
+reads the sheet (``character.hitos``), so two simultaneous damage
+applications both land.
 """
 
 from __future__ import annotations
@@ -30,10 +31,11 @@ from rules.hitos_drama import (
 from rules.hitos_health import massive_test_due, recover, recovery_rule
 from rules.hitos_scores import CULTOS_INNOMBRABLES_BUDGET, creation_warnings
 from rules.meters import Meter
-from sheets.models import CHARACTERISTIC_FIELDS, Aspect, Character, SheetEvent, Skill, Weapon
+from sheets.models import Character, SheetEvent
 from sheets.services import require_submitted, sheet_log
 from sheets.services import sheet_review as core_review
 from systems.hitos.health import meter_check
+from systems.hitos.models import CHARACTERISTIC_FIELDS, Aspect, HitosSheet, Skill, Weapon
 from systems.hitos.sheet.meters import HEALTH as HEALTH
 from systems.hitos.sheet.meters import MENTAL as MENTAL
 from systems.hitos.sheet.meters import METER_ACTIONS as METER_ACTIONS
@@ -131,15 +133,24 @@ def _sync_rows(character: Character, data: SheetData) -> None:
 
 def _fit_meters(character: Character) -> None:
     """Aguante or Entereza may have changed: marks that no longer fit are dropped
-    (``rules.meters.Meter.resized``, through the character's meter readings)."""
-    character.__dict__.pop("scores", None)
+    (``rules.meters.Meter.resized``, through the sheet's meter readings)."""
+    character.hitos.forget_readings()
     for kind in METERS.values():
-        kind.store(character, kind.meter(character))
+        kind.store(character.hitos, kind.meter(character.hitos))
+
+
+# The form's fields that belong to the shared character core; the rest are the sheet's.
+CORE_FIELDS = ("name", "public_description", "private_notes", "gm_notes")
 
 
 def _apply_fields(character: Character, data: SheetData) -> None:
     for name, value in data.fields.items():
-        setattr(character, name, value)
+        setattr(character if name in CORE_FIELDS else character.hitos, name, value)
+
+
+def _save_sheet(character: Character, fields: list[str]) -> None:
+    """Save these fields of the sheet (the history log says when and why)."""
+    character.hitos.save(update_fields=fields)
 
 
 def _same_phrase(a: str, b: str) -> bool:
@@ -175,10 +186,10 @@ def _restore_play(character: Character, play: PlayState) -> None:
     is dropped, as on an edit), temporary aspects and exhausted aspects."""
     for key, (slashes, crosses) in play.marks.items():
         kind = METERS[key]
-        setattr(character, kind.slashes_field, slashes)
-        setattr(character, kind.crosses_field, crosses)
+        setattr(character.hitos, kind.slashes_field, slashes)
+        setattr(character.hitos, kind.crosses_field, crosses)
     _fit_meters(character)
-    character.save(update_fields=[name for kind in METERS.values() for name in kind.fields])
+    character.hitos.save(update_fields=[name for kind in METERS.values() for name in kind.fields])
     for temporary in play.temporary or ():
         aspect = Aspect(
             character=character,
@@ -209,16 +220,20 @@ def sheet_create(
     An imported one also gets back its ``play`` state (marks, temporary and
     exhausted aspects); a ``ValidationError`` there saves nothing."""
     character = Character(campaign=campaign, owner=owner, kind=kind)
+    sheet = HitosSheet(character=character)
     _apply_fields(character, data)
     if kind == Character.Kind.NPC:
         # H24 — NPCs have no drama points; they are ready to play at once.
         character.status = Character.Status.APPROVED
-        character.drama = 0
-        character.drama_points = 0
+        sheet.drama = 0
+        sheet.drama_points = 0
     else:
-        character.drama_points = session_refresh(character.drama)
+        sheet.drama_points = session_refresh(sheet.drama)
     character.full_clean()
+    sheet.full_clean(exclude=["character"])
     character.save()
+    sheet.character = character
+    sheet.save()
     _sync_rows(character, data)
     _sync_aspects(character, data)
     if play is not None:
@@ -230,27 +245,34 @@ def sheet_create(
 
 @transaction.atomic
 def sheet_update(*, character: Character, actor, data: SheetData, reason: str = "") -> Character:
-    character = Character.objects.select_for_update(of=("self",)).select_related("campaign").get(pk=character.pk)
+    character = _locked(character)
     _apply_fields(character, data)
     _sync_rows(character, data)
-    character.__dict__.pop("scores", None)
     _fit_meters(character)
     character.full_clean()
+    character.hitos.full_clean(exclude=["character"])
     character.save()
+    character.hitos.save()
     _sync_aspects(character, data)
     sheet_log(character, character.campaign, actor, SheetEvent.Kind.EDITED, character.name, reason=reason)
     return character
+
+
+def _locked(character: Character) -> Character:
+    """The character again, its row locked until the transaction ends, with
+    its campaign and sheet (read after the lock: what the last writer left)."""
+    return Character.objects.select_for_update(of=("self",)).select_related("campaign", "hitos").get(pk=character.pk)
 
 
 def sheet_warnings(character: Character) -> list[str]:
     """The Cultos Innombrables budget (§4.5) as guidance: warnings, never errors."""
     return creation_warnings(
         CULTOS_INNOMBRABLES_BUDGET,
-        characteristics=character.characteristics,
+        characteristics=character.hitos.characteristics,
         skills=[(s.category, s.value) for s in character.skills.all()],
         hitos=sum(1 for a in character.aspects.all() if a.kind == Aspect.Kind.HITO and a.ended_at is None),
-        citas=1 if character.cita else 0,
-        drama=character.drama,
+        citas=1 if character.hitos.cita else 0,
+        drama=character.hitos.drama,
         complications=sum(
             1 for a in character.aspects.all() if a.kind == Aspect.Kind.COMPLICATION and a.ended_at is None
         ),
@@ -269,8 +291,8 @@ def sheet_review(
         raise ValidationError(
             _("La ficha se aparta del presupuesto de creación: marca la casilla para aceptarlo o devuélvela.")
         )
-    character.budget_accepted = accept_budget if approve else False
-    character.save(update_fields=["budget_accepted"])
+    character.hitos.budget_accepted = accept_budget if approve else False
+    character.hitos.save(update_fields=["budget_accepted"])
     return core_review(character=character, actor=actor, approve=approve, comment=comment)
 
 
@@ -320,7 +342,7 @@ def _meter_roll(locked: Character, actor, kind: MeterKind, *, purpose: str, diff
     campaign's roll log, placed in the post's scene unless ``scene`` is given;
     ``facts`` (the meter, the action and its inputs) let an activation re-read
     it later (``meter_reread``)."""
-    threshold = kind.threshold_of(locked)
+    threshold = kind.threshold_of(locked.hitos)
     return meter_check(
         facts={"meter": kind.key, **facts},
         campaign=locked.campaign,
@@ -351,14 +373,14 @@ def _meter_change(
     the marks and log a ``SheetEvent`` with the meter before and after."""
     with transaction.atomic():
         # Lock the sheet row: concurrent marks queue here instead of overwriting each other.
-        locked = Character.objects.select_for_update(of=("self",)).select_related("campaign").get(pk=character.pk)
-        before = kind.snapshot(locked)
-        current = kind.meter(locked)
+        locked = _locked(character)
+        before = kind.snapshot(locked.hitos)
+        current = kind.meter(locked.hitos)
         try:
             marks = step(locked, current)
         except ValueError as exc:
             raise ValidationError(str(exc)) from exc
-        locked.save(update_fields=[*kind.store(locked, marks.after), "updated_at"])
+        _save_sheet(locked, kind.store(locked.hitos, marks.after))
         event = sheet_log(
             locked,
             locked.campaign,
@@ -369,25 +391,25 @@ def _meter_change(
             post=post,
             roll=marks.roll,
             before=before,
-            after=kind.snapshot(locked),
+            after=kind.snapshot(locked.hitos),
         )
     return MeterChange(locked, event, marks.roll, marks.check)
 
 
-def _loss_marks(kind: MeterKind, locked: Character, current: Meter, amount: int, check) -> _Marks:
+def _loss_marks(kind: MeterKind, sheet: HitosSheet, current: Meter, amount: int, check) -> _Marks:
     """A loss of ``amount`` on the meter, with the mass-damage / trauma test's
     result when one was due (rules/: ``take_damage`` / ``take_imbalance``)."""
-    outcome = kind.take_loss(current, amount, threshold=kind.threshold_of(locked), test=check)
+    outcome = kind.take_loss(current, amount, threshold=kind.threshold_of(sheet), test=check)
     summary = str(amount)
     if outcome.test_due:
         summary += " · " + (_("prueba superada") if outcome.test_passed else _("prueba fallada"))
     return _Marks(outcome.after, summary, check=check)
 
 
-def _recovery_marks(kind: MeterKind, locked: Character, current: Meter, rested: bool, check) -> _Marks:
+def _recovery_marks(kind: MeterKind, sheet: HitosSheet, current: Meter, rested: bool, check) -> _Marks:
     """One recovery period, read from the roll as it stands (K16: after an
     activation the activated value decides)."""
-    result = recover(current, kind.state(locked), check, rested=rested, options=locked.options)
+    result = recover(current, kind.state(sheet), check, rested=rested, options=sheet.options)
     if result.lost:
         summary = _("pierde %(n)s") % {"n": result.lost}
     else:
@@ -406,21 +428,21 @@ def meter_reread(*, previous, entry, check, facts: dict, actor) -> MeterChange |
     kind = METERS.get(facts.get("meter", ""))
     if event is None or kind is None:
         return None
-    locked = Character.objects.select_for_update(of=("self",)).select_related("campaign").get(pk=event.character_id)
-    then = copy(locked)
-    kind.store(then, Meter(kind.meter(locked).capacity, event.before["slashes"], event.before["crosses"]))
+    locked = _locked(Character(pk=event.character_id))
+    then = copy(locked.hitos)
+    kind.store(then, Meter(kind.meter(locked.hitos).capacity, event.before["slashes"], event.before["crosses"]))
     current = kind.meter(then)
     if facts.get("action") == kind.recovery:
         marks = _recovery_marks(kind, then, current, bool(facts.get("rested", True)), check)
     else:
         marks = _loss_marks(kind, then, current, int(facts.get("amount", 0)), check)
-    now = kind.meter(locked)
+    now = kind.meter(locked.hitos)
     slashes = max(now.slashes + marks.after.slashes - event.after["slashes"], 0)
     crosses = max(now.crosses + marks.after.crosses - event.after["crosses"], 0)
     # Marks that no longer fit the meter are dropped, as the rules resize it.
     moved = Meter(max(now.capacity, slashes + crosses), slashes, crosses).resized(now.capacity)
-    before = kind.snapshot(locked)
-    locked.save(update_fields=[*kind.store(locked, moved), "updated_at"])
+    before = kind.snapshot(locked.hitos)
+    _save_sheet(locked, kind.store(locked.hitos, moved))
     summary = _("releída tras una activación: %(summary)s") % {"summary": marks.summary}
     new_event = sheet_log(
         locked,
@@ -431,7 +453,7 @@ def meter_reread(*, previous, entry, check, facts: dict, actor) -> MeterChange |
         post=event.post,
         roll=entry,
         before=before,
-        after=kind.snapshot(locked),
+        after=kind.snapshot(locked.hitos),
     )
     return MeterChange(locked, new_event, entry, check)
 
@@ -448,7 +470,7 @@ def meter_mark(
 
     def step(locked: Character, current: Meter) -> _Marks:
         roll = check = None
-        if massive_test_due(amount, kind.threshold_of(locked)):
+        if massive_test_due(amount, kind.threshold_of(locked.hitos)):
             roll, check = _meter_roll(
                 locked,
                 actor,
@@ -459,7 +481,7 @@ def meter_mark(
                 scene=scene,
                 facts={"action": kind.loss, "amount": amount},
             )
-        return replace(_loss_marks(kind, locked, current, amount, check), roll=roll)
+        return replace(_loss_marks(kind, locked.hitos, current, amount, check), roll=roll)
 
     return _meter_change(character, actor, kind, kind.loss, step, reason=reason, post=post)
 
@@ -521,7 +543,7 @@ def meter_recovery_roll(
     kind = _meter_kind(meter)
 
     def step(locked: Character, current: Meter) -> _Marks:
-        state = kind.state(locked)
+        state = kind.state(locked.hitos)
         rule = recovery_rule(state, rested=rested)
         roll = check = None
         if rule is not None and not (rested and state == kind.whole_state):
@@ -535,7 +557,7 @@ def meter_recovery_roll(
                 scene=scene,
                 facts={"action": kind.recovery, "rested": rested},
             )
-        return replace(_recovery_marks(kind, locked, current, rested, check), roll=roll)
+        return replace(_recovery_marks(kind, locked.hitos, current, rested, check), roll=roll)
 
     return _meter_change(character, actor, kind, kind.recovery, step, reason=reason, post=post)
 
@@ -604,11 +626,14 @@ def drama_move(*, campaign, transfers, actor, reason: str, post=None, roll=None)
         locked_campaign = Campaign.objects.select_for_update().get(pk=campaign.pk) if GM_POOL in accounts else None
         characters = {
             drama_account(c): c
-            for c in Character.objects.select_for_update(of=("self",)).filter(pk__in=character_ids).order_by("pk")
+            for c in Character.objects.select_for_update(of=("self",))
+            .select_related("hitos")
+            .filter(pk__in=character_ids)
+            .order_by("pk")
         }
         if len(characters) != len(character_ids):
             raise ValidationError(_("Ese personaje ya no existe."))
-        balances = {key: c.drama_points for key, c in characters.items()}
+        balances = {key: c.hitos.drama_points for key, c in characters.items()}
         if locked_campaign is not None:
             balances[GM_POOL] = locked_campaign.gm_drama_points
         try:
@@ -624,8 +649,8 @@ def drama_move(*, campaign, transfers, actor, reason: str, post=None, roll=None)
             raise ValidationError(str(exc)) from None
         for key, character in characters.items():
             if after[key] != balances[key]:
-                character.drama_points = after[key]
-                character.save(update_fields=["drama_points", "updated_at"])
+                character.hitos.drama_points = after[key]
+                _save_sheet(character, ["drama_points"])
                 sheet_log(
                     character,
                     campaign,
@@ -664,7 +689,7 @@ def drama_adjust(*, character: Character, actor, change: int, reason: str = "", 
     key = drama_account(character)
     transfer = Transfer(key, BANK, 1) if change < 0 else Transfer(BANK, key, 1)
     drama_move(campaign=character.campaign, transfers=[transfer], actor=actor, reason=reason, post=post)
-    return Character.objects.select_related("campaign").get(pk=character.pk)
+    return Character.objects.select_related("campaign", "hitos").get(pk=character.pk)
 
 
 def gm_pool_set(*, campaign, actor, value: int, reason: str):
@@ -697,10 +722,10 @@ def gm_pool_set(*, campaign, actor, value: int, reason: str):
 def degeneracion_gain(*, character: Character, actor, reason: str, roll=None) -> Character:
     """H92 — +1 Degeneración instead of a drama point; logged on the sheet."""
     with transaction.atomic():
-        locked = Character.objects.select_for_update(of=("self",)).select_related("campaign").get(pk=character.pk)
-        change = add_degeneracion(locked.degeneracion, 1)
-        locked.degeneracion = change.after
-        locked.save(update_fields=["degeneracion", "updated_at"])
+        locked = _locked(character)
+        change = add_degeneracion(locked.hitos.degeneracion, 1)
+        locked.hitos.degeneracion = change.after
+        _save_sheet(locked, ["degeneracion"])
         sheet_log(
             locked,
             locked.campaign,
@@ -773,21 +798,26 @@ def campaign_new_session(*, campaign, actor, reason: str = "", new_story: bool =
     ending = [Aspect.Duration.SCENE, Aspect.Duration.SESSION] + ([Aspect.Duration.STORY] if new_story else [])
     recovering = [Aspect.Duration.SESSION] + ([Aspect.Duration.STORY] if new_story else [])
     characters = list(
-        Character.objects.select_for_update(of=("self",)).filter(campaign=campaign).player_characters().approved()
+        Character.objects.select_for_update(of=("self",))
+        .select_related("hitos")
+        .filter(campaign=campaign)
+        .player_characters()
+        .approved()
     )
     for character in characters:
-        before = character.drama_points
-        character.drama_points = session_refresh(character.drama)
-        character.save(update_fields=["drama_points", "updated_at"])
+        sheet = character.hitos
+        before = sheet.drama_points
+        sheet.drama_points = session_refresh(sheet.drama)
+        _save_sheet(character, ["drama_points"])
         sheet_log(
             character,
             campaign,
             actor,
             SheetEvent.Kind.NEW_SESSION,
-            f"{before} → {character.drama_points}",
+            f"{before} → {sheet.drama_points}",
             reason=reason,
             before={"drama_points": before},
-            after={"drama_points": character.drama_points},
+            after={"drama_points": sheet.drama_points},
         )
     aspects = Aspect.objects.filter(character__campaign=campaign).active()
     ended = aspects.filter(kind=Aspect.Kind.TEMPORARY, duration__in=ending).update(ended_at=now)
@@ -830,13 +860,14 @@ def sheet_export(character: Character, *, include_gm_notes: bool) -> dict[str, A
     review and its history. ``forms.ImportForm`` and
     ``import_form_data`` read it back; ``sheet_create`` restores it."""
     aspects = [a for a in character.aspects.all() if a.ended_at is None]
+    sheet = character.hitos
     data = {
         "format": EXPORT_FORMAT,
         "kind": character.kind,
         "name": character.name,
         "concept": next((a.phrase for a in aspects if a.kind == Aspect.Kind.CONCEPT), ""),
-        "cita": character.cita,
-        "characteristics": {name: getattr(character, name) for name in CHARACTERISTIC_FIELDS},
+        "cita": sheet.cita,
+        "characteristics": {name: getattr(sheet, name) for name in CHARACTERISTIC_FIELDS},
         "traits": {a.characteristic: a.phrase for a in aspects if a.kind == Aspect.Kind.TRAIT},
         "hitos": [a.phrase for a in aspects if a.kind == Aspect.Kind.HITO],
         "complications": [a.phrase for a in aspects if a.kind == Aspect.Kind.COMPLICATION],
@@ -845,13 +876,13 @@ def sheet_export(character: Character, *, include_gm_notes: bool) -> dict[str, A
             {"name": w.name, "damage_code": w.damage_code, "melee": w.melee, "notes": w.notes}
             for w in character.weapons.all()
         ],
-        "drama": character.drama,
-        "drama_points": character.drama_points,
-        "degeneracion": character.degeneracion,
-        "armour": character.armour,
-        "rd": character.rd,
-        "damage_code": character.damage_code,
-        "secuelas": character.secuelas,
+        "drama": sheet.drama,
+        "drama_points": sheet.drama_points,
+        "degeneracion": sheet.degeneracion,
+        "armour": sheet.armour,
+        "rd": sheet.rd,
+        "damage_code": sheet.damage_code,
+        "secuelas": sheet.secuelas,
         "temporary_aspects": [
             {"phrase": a.phrase, "duration": a.duration, "origin": a.origin, "exhausted_until": a.exhausted_until}
             for a in aspects
@@ -868,11 +899,7 @@ def sheet_export(character: Character, *, include_gm_notes: bool) -> dict[str, A
             if a.exhausted and a.kind != Aspect.Kind.TEMPORARY
         ],
         "meters": {
-            kind.key: {
-                "slashes": getattr(character, kind.slashes_field),
-                "crosses": getattr(character, kind.crosses_field),
-            }
-            for kind in METERS.values()
+            kind.key: dict(zip(("slashes", "crosses"), kind.marks(sheet), strict=True)) for kind in METERS.values()
         },
         "public_description": character.public_description,
         "private_notes": character.private_notes,

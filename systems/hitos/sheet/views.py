@@ -34,15 +34,9 @@ from hitos_site.htmx import HtmxHttpRequest, page_or_fragment, wants_fragment
 from rules.hitos_health import STATE_LABELS, HealthState, MentalState
 from sheets import permissions as perms
 from sheets import services as core
-from sheets.models import (
-    CHARACTERISTIC_FIELDS,
-    Aspect,
-    CampaignSheetOptions,
-    Character,
-    SheetEvent,
-    campaign_options,
-)
+from sheets.models import CampaignSheetOptions, Character, SheetEvent
 from sheets.views import sheet_campaign
+from systems.hitos.models import CHARACTERISTIC_FIELDS, Aspect, sheet_options
 from systems.hitos.sheet import services
 from systems.hitos.sheet.forms import (
     AspectActionForm,
@@ -110,7 +104,7 @@ def _sheet_for(
     access, options = _access_for(request, campaign)
     character = get_object_or_404(
         Character.objects.filter(campaign=campaign)
-        .select_related("owner")
+        .select_related("owner", "hitos")
         .prefetch_related("skills", "weapons", Prefetch("aspects", queryset=Aspect.objects.active())),
         pk=character_id,
     )
@@ -124,7 +118,7 @@ def _sheet_for(
 
 def _reload(character: Character) -> Character:
     fresh = (
-        Character.objects.select_related("owner")
+        Character.objects.select_related("owner", "hitos")
         .prefetch_related("skills", "weapons", Prefetch("aspects", queryset=Aspect.objects.active()))
         .get(pk=character.pk)
     )
@@ -163,9 +157,12 @@ def _detail_context(access: Access, character: Character, options: CampaignSheet
         "can_review": perms.can_review(access) and character.status == Character.Status.SUBMITTED,
         "can_gm_notes": perms.can_see_gm_notes(access),
         # NPC stat blocks have no sanity meter.
-        "scores": {k: v for k, v in character.scores.items() if not (character.is_npc and k in NPC_HIDDEN_SCORES)},
-        "health_rows": _meter_rows(character.health_meter, character.aguante, HEALTH_ROW_STATES),
-        "mental_rows": _meter_rows(character.mental_meter, character.entereza, MENTAL_ROW_STATES),
+        "scores": {
+            k: v for k, v in character.hitos.scores.items() if not (character.is_npc and k in NPC_HIDDEN_SCORES)
+        },
+        "sheet": character.hitos,
+        "health_rows": _meter_rows(character.hitos.health_meter, character.hitos.aguante, HEALTH_ROW_STATES),
+        "mental_rows": _meter_rows(character.hitos.mental_meter, character.hitos.entereza, MENTAL_ROW_STATES),
         "aspects": sorted(character.aspects.all(), key=lambda a: (a.kind != "concept", a.kind, a.position, a.pk)),
     }
     if private:
@@ -192,7 +189,7 @@ def _scene_aspects(access: Access) -> list[SceneAspect]:
 
 
 def _stored_preview(character: Character) -> dict:
-    return {"scores": character.scores, "warnings": services.sheet_warnings(character)}
+    return {"scores": character.hitos.scores, "warnings": services.sheet_warnings(character)}
 
 
 # --- list, options, session and scene ---------------------------------------------------
@@ -205,7 +202,7 @@ def sheet_list(request: HtmxHttpRequest, campaign: Campaign) -> HttpResponse:
     characters = list(
         Character.objects.filter(campaign=campaign)
         .listed_for(request.user, is_gm=access.is_gm, sees_public=sees_public)
-        .select_related("owner")
+        .select_related("owner", "hitos")
         .prefetch_related("skills", Prefetch("aspects", queryset=Aspect.objects.active()))
     )
     for character in characters:
@@ -276,12 +273,12 @@ def _sheet_forms(request, campaign, access, *, character=None, creating=False):
 def _render_sheet_form(request, context, form, skills, *, npc=False) -> HttpResponse:
     """The whole form page, or with htmx only the live derived scores (preview)."""
     if request.method == "POST":
-        context["preview"] = sheet_preview(request.POST, campaign_options(context["campaign"]))
+        context["preview"] = sheet_preview(request.POST, sheet_options(context["campaign"]))
     elif context.get("character") is not None:
         context["preview"] = _stored_preview(context["character"])
     else:
         context["preview"] = sheet_preview(
-            {k: str(v) for k, v in form.initial.items()}, campaign_options(context["campaign"])
+            {k: str(v) for k, v in form.initial.items()}, sheet_options(context["campaign"])
         )
     context["formset_helper"] = formset_helper()
     context["npc"] = npc
@@ -353,8 +350,9 @@ def npc_create(request: HtmxHttpRequest, campaign: Campaign) -> HttpResponse:
 def _npc_edit(request: HtmxHttpRequest, character: Character, access: Access) -> HttpResponse:
     """The NPC branch of ``sheet_edit`` (same URL, same access check)."""
     data = request.POST if request.method == "POST" else None
-    initial = {
-        name: getattr(character, name) for name in ("name", *CHARACTERISTIC_FIELDS, "rd", "damage_code", "gm_notes")
+    initial = {name: getattr(character.hitos, name) for name in (*CHARACTERISTIC_FIELDS, "rd", "damage_code")} | {
+        "name": character.name,
+        "gm_notes": character.gm_notes,
     }
     initial["concept"] = next((a.phrase for a in character.aspects.all() if a.kind == Aspect.Kind.CONCEPT), "")
     form = NpcForm(data, initial=initial)
@@ -594,10 +592,10 @@ def _import_mark_notes(play: services.PlayState, character: Character) -> list[s
         wanted = play.marks.get(kind.key)
         if wanted is None:
             notes.append(_("El archivo no trae las marcas de %(meter)s: empieza sin marcas.") % {"meter": kind.label})
-        elif wanted != tuple(getattr(character, name) for name in kind.fields):
+        elif wanted != kind.marks(character.hitos):
             notes.append(
                 _("Las marcas de %(meter)s que no caben en sus %(n)s casillas se han descartado.")
-                % {"meter": kind.label, "n": kind.meter(character).capacity}
+                % {"meter": kind.label, "n": kind.meter(character.hitos).capacity}
             )
     return notes
 
@@ -612,10 +610,10 @@ def _import_message(data: dict, play: services.PlayState, character: Character, 
     if play.exhausted is None:
         notes.append(_("El archivo no dice qué aspectos estaban agotados: ninguno empieza agotado."))
     points = data.get("drama_points")
-    if not character.is_npc and type(points) is int and points != character.drama_points:
+    if not character.is_npc and type(points) is int and points != character.hitos.drama_points:
         notes.append(
             _("Los puntos dramáticos empiezan en %(n)s, su Drama (H26); el archivo tenía %(old)s.")
-            % {"n": character.drama_points, "old": points}
+            % {"n": character.hitos.drama_points, "old": points}
         )
     if not is_gm and isinstance(data.get("gm_notes"), str) and data["gm_notes"].strip():
         notes.append(_("Las notas de la dirección del archivo no se importan: solo la dirección puede importarlas."))

@@ -11,10 +11,10 @@ from django.utils import timezone
 
 from campaigns.models import Notification
 from rolls.models import RollEntry
-from sheets.models import Aspect, SheetEvent, Skill
+from sheets.models import SheetEvent
 from systems.hitos.activations import services as activations
 from systems.hitos.checks.services import check_setup, table_check
-from systems.hitos.models import Activation, TableRollKind
+from systems.hitos.models import Activation, Aspect, Skill, TableRollKind
 from table.models import TableRoll
 from tests.conftest import client_for
 from tests.factories import client_seed
@@ -60,7 +60,7 @@ def test_owner_pays_one_point_and_the_reroll_reads_positively(play, roll):
         table_roll=roll, user=play.ana, aspect_choice=f"a{play.ines_aspect.pk}", positions=[0, 2], payment="point"
     )
     refresh(play.ines, roll)
-    assert play.ines.drama_points == 2
+    assert play.ines.hitos.drama_points == 2
     assert activation.status == Activation.Status.DONE
     assert activation.payment == Activation.Payment.POINT
     assert activation.reroll == roll.latest
@@ -85,7 +85,7 @@ def test_exhausting_an_own_aspect_costs_no_point(play, roll):
         table_roll=roll, user=play.ana, aspect_choice=f"a{play.ines_aspect.pk}", positions=[1], payment="exhaust"
     )
     refresh(play.ines, play.ines_aspect)
-    assert play.ines.drama_points == 3
+    assert play.ines.hitos.drama_points == 3
     assert play.ines_aspect.exhausted_until == Aspect.Duration.SESSION
     assert roll.latest.entry["payment"] == "exhaust"
     assert SheetEvent.objects.filter(character=play.ines, kind=SheetEvent.Kind.ASPECT).count() == 1
@@ -112,7 +112,7 @@ def test_a_helper_pays_with_their_own_character(play, roll):
         table_roll=roll, user=play.bruno, aspect_choice=f"a{play.tomas_aspect.pk}", positions=[0], payment="point"
     )
     refresh(play.ines, play.tomas, roll)
-    assert (play.ines.drama_points, play.tomas.drama_points) == (3, 2)
+    assert (play.ines.hitos.drama_points, play.tomas.hitos.drama_points) == (3, 2)
     assert roll.latest.entry["target_user"] == f"u{play.ana.pk}"
     assert roll.latest.entry["paid_by"] == f"u{play.bruno.pk}"
 
@@ -126,8 +126,8 @@ def test_a_scene_aspect_can_be_activated(play, roll):
 
 
 def test_no_points_and_nothing_to_exhaust_changes_nothing(play, roll):
-    play.ines.drama_points = 0
-    play.ines.save(update_fields=["drama_points"])
+    play.ines.hitos.drama_points = 0
+    play.ines.hitos.save(update_fields=["drama_points"])
     before = counts()
     with pytest.raises(ValidationError) as info:
         activations.activate_positive(
@@ -136,7 +136,7 @@ def test_no_points_and_nothing_to_exhaust_changes_nothing(play, roll):
     assert "no tiene puntos dramáticos" in info.value.messages[0]
     assert counts() == before
     refresh(play.ines, roll)
-    assert play.ines.drama_points == 0
+    assert play.ines.hitos.drama_points == 0
     assert roll.latest == roll.first
 
 
@@ -160,7 +160,7 @@ def test_arcane_action_may_take_degeneracion_instead(play):
         table_roll=arcane, user=play.ana, aspect_choice=f"a{play.ines_aspect.pk}", positions=[0], payment="degeneracion"
     )
     refresh(play.ines)
-    assert (play.ines.drama_points, play.ines.degeneracion) == (3, 1)
+    assert (play.ines.hitos.drama_points, play.ines.hitos.degeneracion) == (3, 1)
     assert Activation.objects.get().payment == Activation.Payment.DEGENERACION
 
 
@@ -213,7 +213,7 @@ def test_gm_negative_pays_from_the_pool_and_notifies_the_owner(play, roll, monke
     activation = negative_by_gm(play, roll)
     refresh(play.campaign, play.ines)
     assert play.campaign.gm_drama_points == 4
-    assert play.ines.drama_points == 3
+    assert play.ines.hitos.drama_points == 3
     assert activation.status == Activation.Status.PENDING
     assert activation.positions == [0, 1]
     assert activation.deadline == moment + timedelta(hours=48)
@@ -227,7 +227,7 @@ def test_accepting_rerolls_negatively_and_gains_a_point(play, roll):
     activation = negative_by_gm(play, roll)
     activations.answer_negative(activation=activation, user=play.ana, accept=True)
     refresh(play.campaign, play.ines, roll, activation)
-    assert (play.campaign.gm_drama_points, play.ines.drama_points) == (4, 4)
+    assert (play.campaign.gm_drama_points, play.ines.hitos.drama_points) == (4, 4)
     assert activation.status == Activation.Status.ACCEPTED
     assert activation.reroll == roll.latest
     assert roll.latest.entry["game"]["reading"] == "negative"
@@ -241,15 +241,15 @@ def test_cancelling_costs_the_owner_a_point_and_pays_the_gm_two(play, roll):
     activation = negative_by_gm(play, roll)
     activations.answer_negative(activation=activation, user=play.ana, accept=False)
     refresh(play.campaign, play.ines, roll, activation)
-    assert (play.campaign.gm_drama_points, play.ines.drama_points) == (6, 2)
+    assert (play.campaign.gm_drama_points, play.ines.hitos.drama_points) == (6, 2)
     assert activation.status == Activation.Status.CANCELLED
     assert roll.latest == roll.first
 
 
 def test_cancelling_without_points_is_refused_and_changes_nothing(play, roll):
     activation = negative_by_gm(play, roll)
-    play.ines.drama_points = 0
-    play.ines.save(update_fields=["drama_points"])
+    play.ines.hitos.drama_points = 0
+    play.ines.hitos.save(update_fields=["drama_points"])
     before = counts()
     with pytest.raises(ValidationError, match="para cancelar"):
         activations.answer_negative(activation=activation, user=play.ana, accept=False)
@@ -264,11 +264,11 @@ def test_a_player_negative_activation(play, roll):
         table_roll=roll, user=play.bruno, aspect_choice=f"a{play.tomas_aspect.pk}", positions=[2]
     )
     refresh(play.tomas)
-    assert play.tomas.drama_points == 2
+    assert play.tomas.hitos.drama_points == 2
     assert activation.activator_character == play.tomas
     activations.answer_negative(activation=activation, user=play.ana, accept=False)
     refresh(play.tomas, play.ines)
-    assert (play.tomas.drama_points, play.ines.drama_points) == (4, 2)
+    assert (play.tomas.hitos.drama_points, play.ines.hitos.drama_points) == (4, 2)
 
 
 def test_nobody_activates_against_their_own_roll(play, roll):
@@ -334,7 +334,7 @@ def test_the_gm_settles_only_after_the_deadline(play, roll, monkeypatch):
     refresh(activation, play.ines)
     assert activation.status == Activation.Status.ACCEPTED
     assert activation.decided_by == play.gm
-    assert play.ines.drama_points == 4
+    assert play.ines.hitos.drama_points == 4
 
 
 def test_a_negative_activation_against_an_npc_is_answered_by_the_gm(play):
@@ -345,7 +345,7 @@ def test_a_negative_activation_against_an_npc_is_answered_by_the_gm(play):
     activations.answer_negative(activation=activation, user=play.gm, accept=True)
     refresh(play.campaign, play.ines)
     # H24 — the NPC's point goes to the GM's pool.
-    assert (play.ines.drama_points, play.campaign.gm_drama_points) == (2, 6)
+    assert (play.ines.hitos.drama_points, play.campaign.gm_drama_points) == (2, 6)
 
 
 # --- Views ---------------------------------------------------------------------------------
@@ -384,7 +384,7 @@ def test_positive_post_with_htmx_returns_the_updated_card(play, roll):
     )
     assert response.status_code == 200
     refresh(roll, play.ines)
-    assert play.ines.drama_points == 2
+    assert play.ines.hitos.drama_points == 2
     html = response.content.decode()
     assert "<html" not in html
     assert f'id="tirada-{roll.pk}"' in html
@@ -415,8 +415,8 @@ def test_positive_post_without_htmx_redirects_to_the_post(play, roll):
 
 
 def test_no_points_shows_the_message_and_changes_nothing(play, roll):
-    play.ines.drama_points = 0
-    play.ines.save(update_fields=["drama_points"])
+    play.ines.hitos.drama_points = 0
+    play.ines.hitos.save(update_fields=["drama_points"])
     before = counts()
     response = client_for(play.ana).post(
         positive_url(roll),
@@ -491,14 +491,14 @@ def test_negative_then_accept_through_the_views(play, roll):
     response = client_for(play.ana).post(answer, {"respuesta": "aceptar"}, HTTP_HX_REQUEST="true")
     assert response.status_code == 200
     refresh(roll, play.ines)
-    assert play.ines.drama_points == 4
+    assert play.ines.hitos.drama_points == 4
     assert roll.latest.entry["game"]["reading"] == "negative"
     assert f'id="tirada-{roll.pk}"' in response.content.decode()
     # Answering again: the card comes back with the message, nothing changes.
     again = client_for(play.ana).post(answer, {"respuesta": "cancelar"}, HTTP_HX_REQUEST="true")
     assert "ya tiene respuesta" in again.content.decode()
     refresh(play.ines)
-    assert play.ines.drama_points == 4
+    assert play.ines.hitos.drama_points == 4
 
 
 def test_the_owner_sees_the_answer_buttons_on_the_card(play, roll):
@@ -621,7 +621,7 @@ def test_h92_the_gm_forces_degeneracion_and_the_player_gains_a_point(play):
         table_roll=arcane, user=play.ana, aspect_choice=f"a{play.ines_aspect.pk}", positions=[0], payment="point"
     )
     refresh(play.ines)
-    assert play.ines.drama_points == 2
+    assert play.ines.hitos.drama_points == 2
     # The card offers the GM the choice, not the player.
     arcane.refresh_from_db()
     url = reverse("table:scene-detail", args=[play.campaign.slug, play.scene.pk])
@@ -633,7 +633,7 @@ def test_h92_the_gm_forces_degeneracion_and_the_player_gains_a_point(play):
     assert response.status_code == 200 and f'id="tirada-{arcane.pk}"' in response.content.decode()
     refresh(play.ines, activation)
     # «…el jugador recibe un punto dramático adicional»: the point back, and one more.
-    assert (play.ines.drama_points, play.ines.degeneracion) == (4, 1)
+    assert (play.ines.hitos.drama_points, play.ines.hitos.degeneracion) == (4, 1)
     assert activation.payment == Activation.Payment.FORCED
     assert SheetEvent.objects.filter(character=play.ines, reason__contains="H92").count() == 2
     # Once only.
@@ -648,4 +648,4 @@ def test_forcing_degeneracion_needs_an_arcane_action(play, roll):
     with pytest.raises(ValidationError, match="acción arcana"):
         activations.force_degeneracion(activation=activation, user=play.gm)
     refresh(play.ines)
-    assert (play.ines.drama_points, play.ines.degeneracion) == (2, 0)
+    assert (play.ines.hitos.drama_points, play.ines.hitos.degeneracion) == (2, 0)

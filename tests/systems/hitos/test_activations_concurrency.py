@@ -52,8 +52,8 @@ def _in_threads(count: int, work) -> tuple[list[object], list[BaseException]]:
 @pytest.mark.parametrize("same_roll", [True, False], ids=["one roll", "twenty rolls"])
 def test_twenty_activations_spend_the_last_point_once(same_roll):
     play = make_world()
-    play.ines.drama_points = 1
-    play.ines.save(update_fields=["drama_points"])
+    play.ines.hitos.drama_points = 1
+    play.ines.hitos.save(update_fields=["drama_points"])
     setup = check_setup(play.ines, characteristic="reflejos", skill="Sigilo")
     count = 1 if same_roll else THREADS
     rolls = [
@@ -86,7 +86,7 @@ def test_twenty_activations_spend_the_last_point_once(same_roll):
     assert len(errors) == THREADS - 1
     assert all(isinstance(e, ValidationError) for e in errors), errors
     play.ines.refresh_from_db()
-    assert play.ines.drama_points == 0
+    assert play.ines.hitos.drama_points == 0
     assert Activation.objects.count() == 1
     assert RollEntry.objects.count() == entries_before + 1
     assert RollEntry.objects.filter(kind=RollEntry.Kind.REROLL).count() == 1

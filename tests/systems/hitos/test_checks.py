@@ -45,9 +45,9 @@ def test_setup_adds_characteristic_skill_and_extra_reasons(play):
 def test_h54_h83_penalties_are_applied_by_themselves(play):
     # Inés: Aguante 5 + 5 // 2 = 7 and Entereza 5 + 5 // 2 = 7; 7 marks on
     # each meter make her Herido (H54) and Alterado (H83, K11 default ≥).
-    play.ines.health_slashes = 7
-    play.ines.mental_slashes = 7
-    play.ines.save()
+    play.ines.hitos.health_slashes = 7
+    play.ines.hitos.mental_slashes = 7
+    play.ines.hitos.save()
     setup = table.check_setup(play.ines, characteristic="reflejos")
     labels = dict(setup.breakdown)
     assert labels["Salud: Herido"] == -2
@@ -56,10 +56,10 @@ def test_h54_h83_penalties_are_applied_by_themselves(play):
 
 
 def test_npc_has_no_mental_penalty(play):
-    play.npc.mental_slashes = 20
-    play.npc.save()
+    play.npc.hitos.mental_slashes = 20
+    play.npc.hitos.save()
     setup = table.check_setup(play.npc, characteristic="fortaleza")
-    assert setup.modifier == play.npc.fortaleza
+    assert setup.modifier == play.npc.hitos.fortaleza
 
 
 def test_free_modifier_and_bad_choices(play):
@@ -142,7 +142,7 @@ def test_drama_move_between_character_and_gm_pool_is_logged(play):
     assert after == {ines: 2, GM_POOL: 6}
     play.ines.refresh_from_db()
     play.campaign.refresh_from_db()
-    assert play.ines.drama_points == 2 and play.campaign.gm_drama_points == 6
+    assert play.ines.hitos.drama_points == 2 and play.campaign.gm_drama_points == 6
     events = SheetEvent.objects.filter(kind=SheetEvent.Kind.DRAMA)
     assert events.count() == 2
     assert events.filter(character=None, before={"gm_drama_points": 5}, after={"gm_drama_points": 6}).exists()
@@ -150,8 +150,8 @@ def test_drama_move_between_character_and_gm_pool_is_logged(play):
 
 
 def test_drama_move_never_goes_below_zero_and_changes_nothing(play):
-    play.ines.drama_points = 0
-    play.ines.save()
+    play.ines.hitos.drama_points = 0
+    play.ines.hitos.save()
     ines = sheet_services.drama_account(play.ines)
     with pytest.raises(ValidationError, match="Inés Salcedo no tiene puntos dramáticos suficientes"):
         sheet_services.drama_move(
@@ -188,6 +188,6 @@ def test_gm_pool_set_needs_reason_and_range(play):
 def test_h92_degeneracion_gain_is_logged(play):
     sheet_services.degeneracion_gain(character=play.ines, actor=play.ana, reason="Activación arcana")
     play.ines.refresh_from_db()
-    assert play.ines.degeneracion == 1
+    assert play.ines.hitos.degeneracion == 1
     event = SheetEvent.objects.get(character=play.ines)
     assert event.before == {"degeneracion": 0} and event.after == {"degeneracion": 1}

@@ -12,10 +12,10 @@ from campaigns.permissions import campaign_access
 from rolls.models import RollEntry
 from rules import hitos
 from rules.hitos_combat import attack_damage
-from sheets.models import Aspect, Character, SheetEvent
+from sheets.models import Character, SheetEvent
 from systems.hitos.checks.services import lock_table_roll, table_reroll
 from systems.hitos.combat import services as combat_services
-from systems.hitos.models import Combatant, TableRollKind
+from systems.hitos.models import Aspect, Combatant, TableRollKind
 
 
 def access(play, user):
@@ -63,8 +63,8 @@ def test_initiative_is_c_plus_iniciativa_rolled_through_the_log_and_ordered_high
 
 
 def test_a_higher_iniciativa_score_breaks_a_tie_without_a_roll_off(play, dice):
-    play.ines.intelecto = 7  # Iniciativa 6 + 7 ÷ 2 = 9, Tomás 8
-    play.ines.save()
+    play.ines.hitos.intelecto = 7  # Iniciativa 6 + 7 ÷ 2 = 9, Tomás 8
+    play.ines.hitos.save()
     combat = start(play, play.ines, play.tomas)
     dice.extend([[1, 4, 9], [2, 5, 9]])  # 4 + 9 = 13 and 5 + 8 = 13
     ordered = combat_services.initiative_roll(combat=combat, access=access(play, play.gm))
@@ -140,9 +140,9 @@ def test_an_unprepared_target_has_two_less_defensa_until_it_acts(play, dice):
 
 
 def test_the_attack_is_reflejos_plus_combate_with_the_attackers_state_penalty(play, dice):
-    play.ines.health_slashes = 8
-    play.ines.save()
-    penalty = Character.objects.get(pk=play.ines.pk).health_penalty
+    play.ines.hitos.health_slashes = 8
+    play.ines.hitos.save()
+    penalty = Character.objects.get(pk=play.ines.pk).hitos.health_penalty
     assert penalty < 0
     combat = start(play)
     dice.append([2, 5, 9])
@@ -154,9 +154,9 @@ def test_the_attack_is_reflejos_plus_combate_with_the_attackers_state_penalty(pl
 
 
 def test_a_wounded_target_has_its_defensa_lowered(play, dice):
-    play.tomas.health_slashes = 8
-    play.tomas.save()
-    penalty = Character.objects.get(pk=play.tomas.pk).penalty
+    play.tomas.hitos.health_slashes = 8
+    play.tomas.hitos.save()
+    penalty = Character.objects.get(pk=play.tomas.pk).hitos.penalty
     combat = start(play)
     made = attack(play, combat, play.npc, play.tomas, weapon=combat_services.NPC_ATTACK)
     assert made.defence["parts"] == [["desprevenido", -2], ["estado", penalty]]
@@ -198,8 +198,8 @@ def test_the_same_client_seed_twice_makes_one_attack(play):
 
 
 def test_damage_is_the_weapons_code_read_from_the_same_dice_plus_bonus_minus_rd(play, dice):
-    play.npc.rd = 3
-    play.npc.save()
+    play.npc.hitos.rd = 3
+    play.npc.hitos.save()
     combat = start(play)
     dice.append([9, 3, 7])  # C 7: 10 + 7 = 17 against 13
     made = attack(play, combat, play.ines, play.npc)
@@ -220,8 +220,8 @@ def test_a_miss_does_no_damage(play, dice):
 
 
 def test_a_double_ten_hits_multiplies_the_weapon_dice_and_proposes_a_secuela(play, dice):
-    play.npc.reflejos = 10  # Defensa 19: only the critical hits
-    play.npc.save()
+    play.npc.hitos.reflejos = 10  # Defensa 19: only the critical hits
+    play.npc.hitos.save()
     combat = start(play)
     dice.append([10, 4, 10])
     made = attack(play, combat, play.ines, play.npc)
@@ -294,7 +294,7 @@ def test_an_aspect_shifts_the_damage_code_for_a_drama_point(play, dice):
     damage = combat_services.attack_damage_for(made)
     assert (damage.code.text, damage.total) == ("M", 11)
     play.ines.refresh_from_db()
-    assert play.ines.drama_points == 2
+    assert play.ines.hitos.drama_points == 2
     event = SheetEvent.objects.get(character=play.ines, kind=SheetEvent.Kind.DRAMA)
     assert "Ágil como una gata" in event.reason and event.roll_id == made.table_roll.latest_id
 
@@ -323,12 +323,12 @@ def test_a_player_shifts_only_for_their_own_side(play, dice):
         combat_services.attack_shift(attack=made, access=access(play, play.bruno), steps=1, aspect="Fuerte")
     combat_services.attack_shift(attack=made, access=access(play, play.bruno), steps=-1, aspect="Fuerte")
     play.tomas.refresh_from_db()
-    assert play.tomas.drama_points == 2
+    assert play.tomas.hitos.drama_points == 2
 
 
 def test_without_drama_points_the_shift_is_refused_and_nothing_changes(play, dice):
-    play.ines.drama_points = 0
-    play.ines.save()
+    play.ines.hitos.drama_points = 0
+    play.ines.hitos.save()
     combat = start(play)
     dice.append([9, 3, 7])
     made = attack(play, combat, play.ines, play.npc)
@@ -338,8 +338,8 @@ def test_without_drama_points_the_shift_is_refused_and_nothing_changes(play, dic
 
 
 def test_applying_damage_marks_the_targets_meter_and_tells_its_player(play, dice):
-    play.tomas.rd = 6
-    play.tomas.save()
+    play.tomas.hitos.rd = 6
+    play.tomas.hitos.save()
     combat = start(play)
     dice.append([9, 3, 7])  # 7 + 2 − 6 = 3, below Aguante 7: no mass-damage test
     made = attack(play, combat, play.ines, play.tomas)
@@ -347,7 +347,7 @@ def test_applying_damage_marks_the_targets_meter_and_tells_its_player(play, dice
     combat_services.damage_apply(attack=made, access=access(play, play.gm))
     assert RollEntry.objects.count() == before
     play.tomas.refresh_from_db()
-    assert play.tomas.health_slashes + play.tomas.health_crosses == 3
+    assert play.tomas.hitos.health_slashes + play.tomas.hitos.health_crosses == 3
     event = SheetEvent.objects.get(character=play.tomas, kind=SheetEvent.Kind.DAMAGE)
     assert (event.actor, event.summary, event.roll_id) == (play.gm, "3", made.table_roll.latest_id)
     made.refresh_from_db()
@@ -411,7 +411,7 @@ def test_an_attack_whose_damage_is_applied_cannot_be_rerolled(play, dice):
             payment="point",
         )
     play.tomas.refresh_from_db()
-    assert play.tomas.drama_points == 3
+    assert play.tomas.hitos.drama_points == 3
 
 
 def test_initiative_rolls_are_not_rerolled_by_aspects(play):
@@ -442,8 +442,8 @@ def test_a_late_arrival_keeps_the_delayed_order_of_the_others(play, dice):
 
 
 def test_damage_absorbed_by_armour_tells_nobody(play, dice):
-    play.tomas.rd = 20
-    play.tomas.save()
+    play.tomas.hitos.rd = 20
+    play.tomas.hitos.save()
     fight = start(play)
     dice.append([9, 3, 7])
     made = attack(play, fight, play.ines, play.tomas)
@@ -467,7 +467,7 @@ def test_an_attack_the_gm_rolls_for_a_player_character_is_answered_by_its_player
     )
     activations.answer_negative(activation=pending, user=play.bruno, accept=True)
     play.tomas.refresh_from_db()
-    assert play.tomas.drama_points == 4
+    assert play.tomas.hitos.drama_points == 4
 
 
 def test_damage_waits_while_an_activation_on_the_attack_is_pending(play, dice):

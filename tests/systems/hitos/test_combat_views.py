@@ -11,7 +11,7 @@ from campaigns.permissions import campaign_access
 from rules import hitos
 from sheets.models import SheetEvent
 from systems.hitos.combat import services as combat_services
-from systems.hitos.models import Attack, Combat, Combatant
+from systems.hitos.models import Attack, Combat, Combatant, HitosSheet
 from tests.conftest import client_for
 from tests.factories import client_seed
 
@@ -132,8 +132,9 @@ def test_query_count_stays_constant_as_attacks_and_combatants_grow(play, who, dj
         client.get(url(play, "combat"))
     for n in range(3):
         extra = play.npc.__class__.objects.create(
-            campaign=play.campaign, owner=play.gm, name=f"Sicario {n}", kind="npc", damage_code="C"
+            campaign=play.campaign, owner=play.gm, name=f"Sicario {n}", kind="npc"
         )
+        HitosSheet.objects.create(character=extra, damage_code="C")
         combat_services.combatant_add(combat=combat, access=campaign_access(play.gm, play.campaign), character=extra)
         make_attack(play, combat, target=extra)
         later = make_attack(play, combat, attacker=play.tomas)
@@ -306,7 +307,7 @@ def test_a_player_shifts_their_damage_with_an_aspect(play, dice):
     )
     assert "Daño M: 9, bonificación +2, RD −0 = <strong>11</strong>" in response.content.decode()
     play.ines.refresh_from_db()
-    assert play.ines.drama_points == 2
+    assert play.ines.hitos.drama_points == 2
     response = client.post(url(play, "combat-attack-shift", attack.pk), {"steps": "-1", "aspect": "x"}, **HTMX)
     assert response.status_code == 403
     assert client_for(play.reader).post(url(play, "combat-attack-shift", attack.pk), {}).status_code == 403

@@ -121,7 +121,7 @@ def test_narrative_activation_without_harm(play):
         note="Hay un pasadizo tras el tapiz",
     )
     refresh(play.ines)
-    assert play.ines.drama_points == 2
+    assert play.ines.hitos.drama_points == 2
     assert activation.status == Activation.Status.DONE
     assert SheetEvent.objects.get(character=play.ines).reason.endswith("Hay un pasadizo tras el tapiz")
 
@@ -141,7 +141,7 @@ def test_narrative_harm_accepted_gives_the_point(play):
         activations.answer_narrative(activation=activation, user=play.ana, accept=True)
     activations.answer_narrative(activation=activation, user=play.bruno, accept=True)
     refresh(play.ines, play.tomas)
-    assert (play.ines.drama_points, play.tomas.drama_points) == (2, 4)
+    assert (play.ines.hitos.drama_points, play.tomas.hitos.drama_points) == (2, 4)
 
 
 def test_narrative_harm_refused_through_the_page(play):
@@ -161,7 +161,7 @@ def test_narrative_harm_refused_through_the_page(play):
     response = client_for(play.bruno).post(answer, {"respuesta": "cancelar"})
     assert response.status_code == 302
     refresh(play.campaign, play.tomas, activation)
-    assert (play.campaign.gm_drama_points, play.tomas.drama_points) == (5, 3)
+    assert (play.campaign.gm_drama_points, play.tomas.hitos.drama_points) == (5, 3)
     assert activation.status == Activation.Status.CANCELLED
 
 
@@ -175,7 +175,7 @@ def test_narrative_form_errors_and_rights(play):
     response = client_for(play.ana).post(url, {"activator": str(play.tomas.pk), "aspect_text": "x", "note": "y"})
     assert response.status_code == 200
     refresh(play.tomas)
-    assert play.tomas.drama_points == 3
+    assert play.tomas.hitos.drama_points == 3
     assert client_for(play.reader).post(url, {"activator": "", "aspect_text": "x", "note": "y"}).status_code == 403
     with pytest.raises(ValidationError):
         activations.narrative_activation(
@@ -189,8 +189,8 @@ def test_narrative_form_errors_and_rights(play):
 
 
 def test_narrative_without_points_changes_nothing(play):
-    play.ines.drama_points = 0
-    play.ines.save(update_fields=["drama_points"])
+    play.ines.hitos.drama_points = 0
+    play.ines.hitos.save(update_fields=["drama_points"])
     with pytest.raises(ValidationError, match="no tiene puntos"):
         activations.narrative_activation(
             campaign=play.campaign, user=play.ana, character_or_gm=play.ines, aspect_text="x", note="y"
@@ -213,7 +213,7 @@ def test_the_gm_settles_an_unanswered_narrative_after_the_deadline(play, monkeyp
     client_for(play.gm).post(settle)
     refresh(activation, play.ines)
     assert activation.status == Activation.Status.ACCEPTED
-    assert play.ines.drama_points == 4
+    assert play.ines.hitos.drama_points == 4
 
 
 def test_narrative_harm_notifies_the_affected_player(play):

@@ -44,7 +44,7 @@ def test_h79_each_level_rolls_entereza_at_its_difficulty_and_the_loss_comes_from
     table_roll = exposure.table_roll
     assert table_roll.kind == TableRollKind.HORROR
     assert table_roll.difficulty == level.difficulty
-    assert table_roll.facts["modifier"] == play.ines.entereza == 7
+    assert table_roll.facts["modifier"] == play.ines.hitos.entereza == 7
     entry = table_roll.first
     assert entry.signed_game["difficulty"] == level.difficulty
     assert entry.signed_game["breakdown"] == [["Entereza", 7]]
@@ -77,8 +77,8 @@ def test_h79_success_takes_the_lower_code(play, fixed_dice):
 
 
 def test_h80_degeneracion_skips_desasosiego_without_a_roll(play):
-    play.ines.degeneracion = 1
-    play.ines.save()
+    play.ines.hitos.degeneracion = 1
+    play.ines.hitos.save()
     test = _start(play, level="desasosiego")
     before = RollEntry.objects.count()
     exposure = horror.exposure_roll(exposure=_exposure(test, play.ines), actor=play.ana)
@@ -91,8 +91,8 @@ def test_h80_degeneracion_skips_desasosiego_without_a_roll(play):
 
 
 def test_h80_degeneracion_still_tests_when_an_aspect_raises_desasosiego(play):
-    play.ines.degeneracion = 2
-    play.ines.save()
+    play.ines.hitos.degeneracion = 2
+    play.ines.hitos.save()
     test = _start(play, level="desasosiego", exposures=[(play.ines, 1, "Sola en la oscuridad")])
     exposure = horror.exposure_roll(exposure=_exposure(test, play.ines), actor=play.ana)
     assert exposure.exempt is False
@@ -119,7 +119,7 @@ def test_the_loss_lands_on_the_mental_meter_with_a_sheet_event_linked_to_the_rol
     exposure = horror.exposure_roll(exposure=_exposure(test, play.ines), actor=play.gm)
     assert exposure.loss == 6
     play.ines.refresh_from_db()
-    assert play.ines.mental_slashes == 6
+    assert play.ines.hitos.mental_slashes == 6
     event = SheetEvent.objects.get(character=play.ines, kind=SheetEvent.Kind.IMBALANCE)
     assert event.actor == play.gm
     assert event.roll_id == exposure.table_roll.first.pk
@@ -140,8 +140,8 @@ def test_h77_a_loss_reaching_entereza_rolls_the_trauma_test(play, fixed_dice):
     assert event.roll_id == trauma.pk
     play.ines.refresh_from_db()
     # Failed trauma test: every point of Estabilidad Mental is lost (Entereza 7 × 3 = 21).
-    assert play.ines.mental_meter.remaining == 0
-    assert play.ines.mental_meter.lost == play.ines.mental_meter.capacity
+    assert play.ines.hitos.mental_meter.remaining == 0
+    assert play.ines.hitos.mental_meter.lost == play.ines.hitos.mental_meter.capacity
 
 
 def test_a_loss_of_zero_leaves_the_meter_alone(play, fixed_dice):

@@ -11,9 +11,9 @@ from django.core.exceptions import PermissionDenied, ValidationError
 from django.urls import reverse
 from django.utils import timezone
 
-from sheets.models import Aspect, SheetEvent
+from sheets.models import SheetEvent
 from systems.hitos.activations import services as activations
-from systems.hitos.models import Activation
+from systems.hitos.models import Activation, Aspect
 from tests.conftest import client_for
 
 
@@ -52,11 +52,11 @@ def exhaust_element(play, *, affected=None, aspect_text=""):
 
 def test_k17_a_narrative_element_paid_by_exhausting_an_own_aspect(play):
     # K17 — «debe agotarse dicho aspecto»: no point, even with none left.
-    play.ines.drama_points = 0
-    play.ines.save(update_fields=["drama_points"])
+    play.ines.hitos.drama_points = 0
+    play.ines.hitos.save(update_fields=["drama_points"])
     activation = exhaust_element(play)
     refresh(play.ines, play.ines_aspect)
-    assert play.ines.drama_points == 0
+    assert play.ines.hitos.drama_points == 0
     # The same exhaustion as a positive activation's: until the next session.
     assert play.ines_aspect.exhausted_until == Aspect.Duration.SESSION
     assert (activation.payment, activation.aspect, activation.status) == (
@@ -139,7 +139,7 @@ def test_k17_h27_only_a_player_exhausts_and_only_their_own_aspect(play):
             exhaust_aspect_id=play.ines_aspect.pk,
         )
     refresh(play.campaign, play.ines)
-    assert (play.campaign.gm_drama_points, play.ines.drama_points) == (5, 3)
+    assert (play.campaign.gm_drama_points, play.ines.hitos.drama_points) == (5, 3)
 
 
 def test_k17_k15_accepting_an_exhausted_element_gains_no_point(play, monkeypatch):
@@ -150,7 +150,7 @@ def test_k17_k15_accepting_an_exhausted_element_gains_no_point(play, monkeypatch
     activations.answer_narrative(activation=activation, user=play.bruno, accept=True)
     refresh(activation, play.ines, play.tomas, play.ines_aspect)
     assert activation.status == Activation.Status.ACCEPTED
-    assert (play.ines.drama_points, play.tomas.drama_points) == (3, 3)
+    assert (play.ines.hitos.drama_points, play.tomas.hitos.drama_points) == (3, 3)
     assert play.ines_aspect.exhausted
     assert not SheetEvent.objects.filter(kind=SheetEvent.Kind.DRAMA).exists()
     # Settled by the GM after the deadline (as accepted): the same, nothing moves.
@@ -161,7 +161,7 @@ def test_k17_k15_accepting_an_exhausted_element_gains_no_point(play, monkeypatch
     monkeypatch.setattr(timezone, "now", lambda: later)
     activations.settle_negative(activation=pending, user=play.gm)
     refresh(pending, play.tomas, play.ines_aspect)
-    assert (pending.status, play.tomas.drama_points, play.ines_aspect.exhausted) == (
+    assert (pending.status, play.tomas.hitos.drama_points, play.ines_aspect.exhausted) == (
         Activation.Status.ACCEPTED,
         3,
         True,
@@ -171,8 +171,8 @@ def test_k17_k15_accepting_an_exhausted_element_gains_no_point(play, monkeypatch
 def test_k17_k15_refusing_an_exhausted_element_gives_the_aspect_back(play):
     # K15 — «Net: activator 0, affected 0»: Tomás pays nothing (he has no points),
     # Inés gets her aspect back, the element does not happen.
-    play.tomas.drama_points = 0
-    play.tomas.save(update_fields=["drama_points"])
+    play.tomas.hitos.drama_points = 0
+    play.tomas.hitos.save(update_fields=["drama_points"])
     response = client_for(play.ana).post(
         narrative_url(play),
         {
@@ -192,7 +192,7 @@ def test_k17_k15_refusing_an_exhausted_element_gives_the_aspect_back(play):
     assert client_for(play.bruno).post(answer, {"respuesta": "cancelar"}).status_code == 302
     refresh(activation, play.ines, play.tomas, play.ines_aspect)
     assert activation.status == Activation.Status.CANCELLED
-    assert (play.ines.drama_points, play.tomas.drama_points) == (3, 0)
+    assert (play.ines.hitos.drama_points, play.tomas.hitos.drama_points) == (3, 0)
     assert not play.ines_aspect.exhausted
     recovered = SheetEvent.objects.filter(character=play.ines, kind=SheetEvent.Kind.ASPECT).order_by("pk").last()
     assert recovered.actor == play.bruno

@@ -44,6 +44,6 @@ def test_simultaneous_damage_applications_lose_no_mark():
         t.join(timeout=30)
     assert errors == []
     sheet = Character.objects.get(pk=sheet.pk)
-    assert (sheet.health_slashes, sheet.health_crosses) == (8, 0)
+    assert (sheet.hitos.health_slashes, sheet.hitos.health_crosses) == (8, 0)
     befores = sorted(e.before["slashes"] for e in SheetEvent.objects.filter(character=sheet))
     assert befores == [0, 2, 4, 6]

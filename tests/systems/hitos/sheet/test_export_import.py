@@ -8,7 +8,8 @@ from django.contrib.messages import get_messages
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
-from sheets.models import Aspect, Character, SheetEvent
+from sheets.models import Character, SheetEvent
+from systems.hitos.models import Aspect
 from systems.hitos.sheet import services
 from tests.systems.hitos.sheet.factories import CharacterFactory
 
@@ -93,7 +94,12 @@ def _sheet_in_play(world) -> Character:
 
 def test_a_sheet_in_play_round_trips_through_export_and_import(world):
     sheet = _sheet_in_play(world)
-    assert (sheet.health_slashes, sheet.health_crosses, sheet.mental_slashes, sheet.mental_crosses) == (3, 2, 2, 3)
+    assert (
+        sheet.hitos.health_slashes,
+        sheet.hitos.health_crosses,
+        sheet.hitos.mental_slashes,
+        sheet.hitos.mental_crosses,
+    ) == (3, 2, 2, 3)
     exported = _export(world, "player", sheet)
     assert exported["meters"] == {
         "resistencia": {"slashes": 3, "crosses": 2},
@@ -116,8 +122,8 @@ def test_a_sheet_in_play_round_trips_through_export_and_import(world):
     copy = Character.objects.prefetch_related("skills", "weapons", "aspects").get(pk=copy.pk)
     again = services.sheet_export(copy, include_gm_notes=False)
     assert again == {**exported, "status": "draft"}
-    assert copy.health_meter.boxes == "××∕∕∕··········" and copy.health_label == "Herido"
-    assert copy.mental_meter.boxes == "×××∕∕·············" and copy.mental_label == "Cuerdo"
+    assert copy.hitos.health_meter.boxes == "××∕∕∕··········" and copy.hitos.health_label == "Herido"
+    assert copy.hitos.mental_meter.boxes == "×××∕∕·············" and copy.hitos.mental_label == "Cuerdo"
     assert sorted(
         copy.aspects.filter(kind="temporary").values_list("phrase", "duration", "origin", "exhausted_until")
     ) == [
@@ -155,7 +161,7 @@ def test_an_npc_round_trips_with_its_wounds_and_no_sanity_note(world):
 
     copy = Character.objects.exclude(pk=npc.pk).get(name="Sectario")
     assert response.status_code == 302 and _messages(response) == ["PNJ importado."]
-    assert (copy.kind, copy.status, copy.health_slashes) == ("npc", "approved", 4)
+    assert (copy.kind, copy.status, copy.hitos.health_slashes) == ("npc", "approved", 4)
     assert copy.aspects.get(kind="temporary").phrase == "Cegado"
 
 
@@ -184,8 +190,13 @@ def test_an_old_file_imports_and_the_message_says_what_was_reset(world):
         "El archivo no dice qué aspectos estaban agotados: ninguno empieza agotado. "
         "Los puntos dramáticos empiezan en 5, su Drama (H26); el archivo tenía 2."
     ]
-    assert (copy.health_slashes, copy.health_crosses, copy.mental_slashes, copy.mental_crosses) == (0, 0, 0, 0)
-    assert copy.drama_points == 5
+    assert (
+        copy.hitos.health_slashes,
+        copy.hitos.health_crosses,
+        copy.hitos.mental_slashes,
+        copy.hitos.mental_crosses,
+    ) == (0, 0, 0, 0)
+    assert copy.hitos.drama_points == 5
     assert not copy.aspects.filter(kind="temporary").exists()
     assert not copy.aspects.exclude(exhausted_until="").exists()
     assert list(copy.aspects.filter(kind="hito").values_list("phrase", flat=True)) == [
@@ -208,7 +219,12 @@ def test_a_file_from_before_the_exhausted_flags_keeps_its_marks_and_temporary_as
     assert _messages(response) == [
         "Ficha importada como borrador. El archivo no dice qué aspectos estaban agotados: ninguno empieza agotado."
     ]
-    assert (copy.health_slashes, copy.health_crosses, copy.mental_slashes, copy.mental_crosses) == (3, 2, 2, 3)
+    assert (
+        copy.hitos.health_slashes,
+        copy.hitos.health_crosses,
+        copy.hitos.mental_slashes,
+        copy.hitos.mental_crosses,
+    ) == (3, 2, 2, 3)
     assert copy.aspects.filter(kind="temporary").count() == 2
     assert not copy.aspects.exclude(exhausted_until="").exists()
 
@@ -225,7 +241,7 @@ def test_marks_that_do_not_fit_the_new_meter_are_dropped_and_said(world):
         "Las marcas de Resistencia que no caben en sus 15 casillas se han descartado. "
         "El archivo no trae las marcas de Estabilidad Mental: empieza sin marcas."
     ]
-    assert (copy.health_slashes, copy.health_crosses) == (6, 9)
+    assert (copy.hitos.health_slashes, copy.hitos.health_crosses) == (6, 9)
 
 
 def test_a_player_importing_the_gms_export_is_told_the_gm_notes_stay_behind(world):

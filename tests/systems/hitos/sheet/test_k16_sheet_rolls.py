@@ -50,7 +50,7 @@ def _herido(world, lost=6):
     for amount in (3, lost - 3):
         services.meter_mark(character=world.sheet, actor=world.gm, meter=services.HEALTH, amount=amount)
     world.sheet.refresh_from_db()
-    assert world.sheet.health_label == "Herido"
+    assert world.sheet.hitos.health_label == "Herido"
 
 
 def _reroll(table_roll, user, positions, reading):
@@ -75,7 +75,7 @@ def test_a_healing_roll_is_a_table_roll_with_its_card_and_actions(world, fake_ro
         "action": "healing_roll",
         "rested": True,
     }
-    assert change.character.health_meter.lost == 6
+    assert change.character.hitos.health_meter.lost == 6
     # The player's card offers the activation (H14) on their own roll.
     player = campaign_access(world.player, world.campaign)
     shown = card(table_roll.latest, access=player, table_roll=table_roll)
@@ -93,7 +93,7 @@ def test_k16_a_positive_activation_turns_a_failed_healing_roll_into_its_value(wo
     entry = _reroll(table_roll, world.player, [2], Reading.POSITIVE)
     world.sheet.refresh_from_db()
     assert entry.entry["dice"] == [1, 2, 9]
-    assert world.sheet.health_meter.lost == 0
+    assert world.sheet.hitos.health_meter.lost == 0
     event = SheetEvent.objects.get(roll=entry)
     assert event.kind == SheetEvent.Kind.HEALING_ROLL and event.actor == world.player
     assert "recupera 6" in event.summary and event.before["slashes"] == 6 and event.after["slashes"] == 0
@@ -104,24 +104,24 @@ def test_k16_a_negative_activation_undoes_what_the_roll_recovered_and_keeps_late
     rolls = fake_rolls([2, 6, 9])  # C 6 + 5 = 11 ≥ 10: recovers C 6 → all 6 back
     services.meter_recovery_roll(character=world.sheet, actor=world.gm, meter=services.HEALTH)
     world.sheet.refresh_from_db()
-    assert world.sheet.health_meter.lost == 0
+    assert world.sheet.hitos.health_meter.lost == 0
     services.meter_mark(character=world.sheet, actor=world.gm, meter=services.HEALTH, amount=1)  # a mark since
     table_roll = TableRoll.objects.get(first=rolls.entries[0])
     rerolled.append([1])  # [2, 6, 1] read negatively is worth m 1: 6 < 10, recovers nothing
     _reroll(table_roll, world.gm, [2], Reading.NEGATIVE)
     world.sheet.refresh_from_db()
-    assert world.sheet.health_meter.lost == 7  # the 6 the roll gave back are lost again, the later 1 stays
+    assert world.sheet.hitos.health_meter.lost == 7  # the 6 the roll gave back are lost again, the later 1 stays
 
 
 def test_an_activation_on_a_mass_damage_test_re_reads_the_damage(world, fake_rolls, rerolled):
     rolls = fake_rolls([1, 2, 3])  # mass damage test: C 2 + 5 = 7 < 12 fails: every box slashed
     services.meter_mark(character=world.sheet, actor=world.gm, meter=services.HEALTH, amount=9)
     world.sheet.refresh_from_db()
-    capacity = world.sheet.health_meter.capacity
-    assert world.sheet.health_meter.lost == capacity
+    capacity = world.sheet.hitos.health_meter.capacity
+    assert world.sheet.hitos.health_meter.lost == capacity
     table_roll = TableRoll.objects.get(first=rolls.entries[0])
     assert table_roll.facts == {"modifier": 5, "arcane": False, "meter": "resistencia", "action": "damage", "amount": 9}
     rerolled.append([9])  # [1, 2, 9] positive: M 9 + 5 = 14 ≥ 12, the test is passed: only the 9 marks
     _reroll(table_roll, world.player, [2], Reading.POSITIVE)
     world.sheet.refresh_from_db()
-    assert world.sheet.health_meter.lost == 9
+    assert world.sheet.hitos.health_meter.lost == 9

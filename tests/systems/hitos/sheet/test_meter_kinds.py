@@ -61,7 +61,7 @@ def test_the_trauma_test_rolls_entereza_in_the_scene_it_is_given(world, fake_rol
         [("Entereza", 6)],
         scene,
     )
-    assert (change.character.mental_slashes, change.character.mental_crosses) == (18, 0)
+    assert (change.character.hitos.mental_slashes, change.character.hitos.mental_crosses) == (18, 0)
     assert change.event.kind == "imbalance" and change.event.summary == "7 · prueba fallada"
     assert change.event.reason == "El abismo" and change.event.roll == rolls.entries[0]
     assert rolls.entries[0].scene == scene and rolls.entries[0].entry["dice"] == [1, 2, 3]
@@ -75,7 +75,7 @@ def test_the_monthly_recovery_roll_goes_through_the_log(world, fake_rolls):
     call = rolls.calls[0]
     assert call["purpose"] == "Recuperación mental mensual de Inés (Entereza)"
     assert (call["modifier"], call["difficulty"], call["breakdown"]) == (6, 10, [("Entereza", 6)])
-    assert change.character.mental_meter.lost == 0 and change.character.mental_label == "Cuerdo"
+    assert change.character.hitos.mental_meter.lost == 0 and change.character.hitos.mental_label == "Cuerdo"
     assert change.event.kind == "recovery_roll" and change.event.summary == "recupera 6"
     assert change.event.before["state"] == "Alterado" and change.event.after["state"] == "Cuerdo"
 
@@ -89,7 +89,7 @@ def test_a_recovery_roll_without_rest_for_an_incapacitated_character_can_lose_po
     assert rolls.calls[0]["purpose"] == "Curación semanal de Inés (Aguante)"
     assert rolls.calls[0]["difficulty"] == 15
     assert change.event.kind == "healing_roll" and change.event.summary == "pierde 2"
-    assert change.character.health_meter.lost == 12
+    assert change.character.hitos.health_meter.lost == 12
 
 
 def test_each_named_service_records_its_own_event_kind(world):
@@ -99,6 +99,6 @@ def test_each_named_service_records_its_own_event_kind(world):
     services.meter_mark(character=sheet, actor=gm, meter=services.MENTAL, amount=2)
     services.meter_stabilise(character=sheet, actor=gm, meter=services.MENTAL, amount=1)
     change = services.meter_heal(character=sheet, actor=gm, meter=services.MENTAL, amount=1)
-    assert (change.character.mental_slashes, change.character.mental_crosses) == (1, 1)
+    assert (change.character.hitos.mental_slashes, change.character.hitos.mental_crosses) == (1, 1)
     kinds = list(SheetEvent.objects.filter(character=sheet).order_by("id").values_list("kind", "summary"))
     assert kinds == [("imbalance", "4"), ("stress", ""), ("imbalance", "2"), ("stabilise", "1"), ("heal", "1")]

@@ -6,7 +6,7 @@ import pytest
 from django.urls import reverse
 
 from campaigns.models import Visibility
-from sheets.models import Aspect
+from systems.hitos.models import Aspect
 
 pytestmark = pytest.mark.django_db
 

@@ -3,7 +3,7 @@
 import pytest
 from django.urls import reverse
 
-from sheets.models import Aspect
+from systems.hitos.models import Aspect
 from systems.hitos.sheet import services
 from tests.factories import UserFactory
 from tests.systems.hitos.sheet.factories import CharacterFactory, SkillFactory

@@ -21,4 +21,4 @@ def test_mass_damage_test_is_a_signed_entry_in_the_campaign_log(world):
     assert event.roll == entry
     # The outcome the rules give for that roll is what was marked.
     expected = (9, 0) if change.check.success else (15, 0)
-    assert (change.character.health_slashes, change.character.health_crosses) == expected
+    assert (change.character.hitos.health_slashes, change.character.hitos.health_crosses) == expected

@@ -4,7 +4,8 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
-from sheets.models import Aspect, Character, SheetEvent
+from sheets.models import Character, SheetEvent
+from systems.hitos.models import Aspect, HitosSheet
 from tests.systems.hitos.sheet.factories import SkillFactory
 
 pytestmark = pytest.mark.django_db
@@ -77,9 +78,9 @@ def test_player_creates_a_sheet_and_the_rules_compute_its_scores(world):
     response = client.post(_url("sheet-create", world), _sheet_post())
     character = Character.objects.get(name="Julia Romero")
     assert response.status_code == 302 and response.url == character.get_absolute_url()
-    assert character.status == "draft" and character.owner == world.player and character.drama_points == 5
-    assert character.aguante == 7 and character.entereza == 8
-    assert character.scores["defensa"].value == 5 + 3 + 5
+    assert character.status == "draft" and character.owner == world.player and character.hitos.drama_points == 5
+    assert character.hitos.aguante == 7 and character.hitos.entereza == 8
+    assert character.hitos.scores["defensa"].value == 5 + 3 + 5
     assert [(s.name, s.category, s.value) for s in character.skills.all()] == [
         ("Periodismo", "profesion", 6),
         ("Pelea", "combate", 3),
@@ -172,7 +173,7 @@ def test_submit_review_return_and_approve(world):
     assert sheet.status == "submitted"
     gm.post(_url("sheet-review", world, sheet.pk), {"decision": "approve", "comment": "", "accept_budget": "on"})
     sheet.refresh_from_db()
-    assert sheet.status == "approved" and sheet.budget_accepted and sheet.reviewed_by == world.gm
+    assert sheet.status == "approved" and sheet.hitos.budget_accepted and sheet.reviewed_by == world.gm
     assert player.get(_url("sheet-edit", world, sheet.pk)).status_code == 403
     kinds = list(SheetEvent.objects.filter(character=sheet).order_by("id").values_list("kind", flat=True))
     assert kinds == ["submitted", "returned", "submitted", "approved"]
@@ -197,22 +198,23 @@ def test_after_approval_the_owner_still_edits_notes(world):
 
 def test_gm_edits_an_approved_sheet_and_marks_that_no_longer_fit_are_dropped(world):
     sheet = world.sheet
-    sheet.health_slashes = 14
-    sheet.save()
+    sheet.hitos.health_slashes = 14
+    sheet.hitos.save()
     data = _sheet_post(name="Inés", fortaleza="2", voluntad="4", drama_points="3", gm_notes="Es la heredera")
     response = world.client("gm").post(_url("sheet-edit", world, sheet.pk), data)
     assert response.status_code == 302
     sheet.refresh_from_db()
-    assert sheet.fortaleza == 2 and sheet.health_meter.capacity == 12 and sheet.health_slashes == 12
-    assert sheet.drama_points == 3 and sheet.gm_notes == "Es la heredera"
+    assert sheet.hitos.fortaleza == 2 and sheet.hitos.health_meter.capacity == 12 and sheet.hitos.health_slashes == 12
+    assert sheet.hitos.drama_points == 3 and sheet.gm_notes == "Es la heredera"
     assert SheetEvent.objects.filter(character=sheet, kind="edited", actor=world.gm).exists()
 
 
 def test_sheet_page_shows_meters_with_a_text_equivalent_and_escapes_names(world):
     sheet = world.sheet
     sheet.name = '<script>alert("x")</script>'
-    sheet.health_slashes, sheet.health_crosses = 4, 3
+    sheet.hitos.health_slashes, sheet.hitos.health_crosses = 4, 3
     sheet.save()
+    sheet.hitos.save()
     Aspect.objects.create(character=sheet, kind="hito", phrase="<img src=x onerror=alert(1)>")
     response = world.client("player").get(sheet.get_absolute_url())
     assert response.status_code == 200
@@ -239,7 +241,7 @@ def test_gm_applies_damage_without_javascript_post_redirect_get(world):
     )
     assert response.status_code == 302 and response.url == world.sheet.get_absolute_url()
     world.sheet.refresh_from_db()
-    assert world.sheet.health_slashes == 3
+    assert world.sheet.hitos.health_slashes == 3
     event = SheetEvent.objects.get(character=world.sheet)
     assert (event.kind, event.reason, event.actor) == ("damage", "Mordisco", world.gm)
 
@@ -278,7 +280,7 @@ def test_bad_damage_is_a_spanish_field_error_and_nothing_changes(world, amount, 
         assert message in response.text
         assert 'value="Caída"' in response.text
     world.sheet.refresh_from_db()
-    assert world.sheet.health_slashes == 0
+    assert world.sheet.hitos.health_slashes == 0
     assert not SheetEvent.objects.exists()
 
 
@@ -298,7 +300,7 @@ def test_roll_actions_fail_closed_in_the_view(world, monkeypatch):
     assert response.status_code == 200
     assert "El registro de tiradas no admite la tirada" in response.text
     world.sheet.refresh_from_db()
-    assert world.sheet.health_slashes == 0
+    assert world.sheet.hitos.health_slashes == 0
 
 
 def test_owner_marks_own_meters_only_when_the_campaign_allows_it(world):
@@ -309,7 +311,7 @@ def test_owner_marks_own_meters_only_when_the_campaign_allows_it(world):
     world.campaign.save()
     assert world.client("player").post(url, data).status_code == 302
     world.sheet.refresh_from_db()
-    assert world.sheet.mental_slashes == 2
+    assert world.sheet.hitos.mental_slashes == 2
     assert world.client("other").post(url, data).status_code == 403
 
 
@@ -321,13 +323,13 @@ def test_drama_points_spend_and_never_below_zero(world):
     )
     assert response.status_code == 200 and response.text.lstrip().startswith('<section id="sheet-aspects"')
     world.sheet.refresh_from_db()
-    assert world.sheet.drama_points == 4
-    world.sheet.drama_points = 0
-    world.sheet.save()
+    assert world.sheet.hitos.drama_points == 4
+    world.sheet.hitos.drama_points = 0
+    world.sheet.hitos.save()
     response = client.post(url, {"drama-change": "-1"})
     assert response.status_code == 200 and "no tiene puntos dramáticos suficientes (0)" in response.text
     world.sheet.refresh_from_db()
-    assert world.sheet.drama_points == 0
+    assert world.sheet.hitos.drama_points == 0
 
 
 def test_aspects_exhaust_and_recover_and_temporary_aspects_end(world):
@@ -358,8 +360,8 @@ def test_aspects_exhaust_and_recover_and_temporary_aspects_end(world):
 
 def test_new_session_refreshes_drama_and_ends_session_aspects(world):
     sheet = world.sheet
-    sheet.drama_points = 1
-    sheet.save()
+    sheet.hitos.drama_points = 1
+    sheet.hitos.save()
     scene_aspect = Aspect.objects.create(character=sheet, kind="temporary", phrase="Mareada", duration="scene")
     session_aspect = Aspect.objects.create(character=sheet, kind="temporary", phrase="Herida leve", duration="session")
     story_aspect = Aspect.objects.create(character=sheet, kind="temporary", phrase="Maldita", duration="story")
@@ -370,7 +372,7 @@ def test_new_session_refreshes_drama_and_ends_session_aspects(world):
     response = world.client("gm").post(_url("session-new", world), {"reason": "Sesión 2"})
     assert response.status_code == 302
     sheet.refresh_from_db()
-    assert sheet.drama_points == 5
+    assert sheet.hitos.drama_points == 5
     for aspect in (scene_aspect, session_aspect, story_aspect, tired, long_tired):
         aspect.refresh_from_db()
     assert scene_aspect.ended_at and session_aspect.ended_at and story_aspect.ended_at is None
@@ -410,8 +412,8 @@ def test_gm_creates_an_npc_stat_block_without_drama(world):
     response = world.client("gm").post(_url("npc-create", world), data)
     npc = Character.objects.get(name="Sectario")
     assert response.status_code == 302
-    assert npc.is_npc and npc.status == "approved" and npc.drama_points == 0 and npc.drama == 0
-    assert npc.aguante == 6 and npc.scores["defensa"].value == 4 + 3 + 5
+    assert npc.is_npc and npc.status == "approved" and npc.hitos.drama_points == 0 and npc.hitos.drama == 0
+    assert npc.hitos.aguante == 6 and npc.hitos.scores["defensa"].value == 4 + 3 + 5
     page = world.client("gm").get(npc.get_absolute_url())
     assert "Estabilidad Mental" not in page.text and "Puntos dramáticos" not in page.text
     bad = world.client("gm").post(_url("npc-create", world), {**data, "damage_code": "XYZ", "name": "Otro"})
@@ -498,8 +500,9 @@ def test_other_members_see_only_the_public_part(world):
     sheet = world.sheet
     sheet.private_notes = "Nota secreta"
     sheet.gm_notes = "Nota del DJ"
-    sheet.health_slashes = 6
+    sheet.hitos.health_slashes = 6
     sheet.save()
+    sheet.hitos.save()
     Aspect.objects.create(character=sheet, kind="hito", phrase="Hito público")
     Aspect.objects.create(character=sheet, kind="complication", phrase="Complicación privada")
     text = world.client("other").get(sheet.get_absolute_url()).text
@@ -540,7 +543,7 @@ def test_edit_preview_with_htmx_returns_the_scores_of_what_is_typed(world):
     assert response.status_code == 200 and "<html" not in response.text
     assert "6 + 10 ÷ 2 = 11" in response.text  # Entereza
     world.sheet.refresh_from_db()
-    assert world.sheet.intelecto == 5
+    assert world.sheet.hitos.intelecto == 5
 
 
 def test_npc_preview_with_htmx(world):
@@ -561,9 +564,8 @@ def test_npc_preview_with_htmx(world):
 
 
 def test_gm_edits_an_npc_through_the_same_url(world):
-    npc = Character.objects.create(
-        campaign=world.campaign, owner=world.gm, name="Perro", kind="npc", status="approved", drama=0, drama_points=0
-    )
+    npc = Character.objects.create(campaign=world.campaign, owner=world.gm, name="Perro", kind="npc", status="approved")
+    HitosSheet.objects.create(character=npc, drama=0, drama_points=0)
     page = world.client("gm").get(_url("sheet-edit", world, npc.pk))
     assert page.status_code == 200 and "Código de daño" in page.text and "Complicaciones" not in page.text
     data = {
@@ -579,13 +581,13 @@ def test_gm_edits_an_npc_through_the_same_url(world):
     }
     assert world.client("gm").post(_url("sheet-edit", world, npc.pk), data).status_code == 302
     npc.refresh_from_db()
-    assert (npc.name, npc.damage_code, npc.aguante) == ("Perro rabioso", "mM", 7)
+    assert (npc.name, npc.hitos.damage_code, npc.hitos.aguante) == ("Perro rabioso", "mM", 7)
 
 
 def test_a_dying_character_gets_no_periodic_healing_roll(world, fake_rolls):
     rolls = fake_rolls()
-    world.sheet.health_slashes = 15
-    world.sheet.save()
+    world.sheet.hitos.health_slashes = 15
+    world.sheet.hitos.save()
     response = world.client("gm").post(
         _url("meter-update", world, world.sheet.pk, "resistencia"),
         {"resistencia-action": "healing_roll", "resistencia-rested": "on"},
@@ -596,15 +598,10 @@ def test_a_dying_character_gets_no_periodic_healing_roll(world, fake_rolls):
 
 
 def test_npcs_never_show_up_as_approved_characters_on_the_campaign_page(world):
-    Character.objects.create(
-        campaign=world.campaign,
-        owner=world.gm,
-        name="El Innombrable",
-        kind="npc",
-        status="approved",
-        drama=0,
-        drama_points=0,
+    npc = Character.objects.create(
+        campaign=world.campaign, owner=world.gm, name="El Innombrable", kind="npc", status="approved"
     )
+    HitosSheet.objects.create(character=npc, drama=0, drama_points=0)
     assert list(Character.objects.filter(campaign=world.campaign).approved()) == [world.sheet]
     page = world.client("player").get(world.campaign.get_absolute_url())
     assert "Inés" in page.text and "El Innombrable" not in page.text
@@ -612,7 +609,7 @@ def test_npcs_never_show_up_as_approved_characters_on_the_campaign_page(world):
 
 def test_marks_that_no_longer_fit_do_not_break_the_page(world):
     # Lowered in the admin, outside the services: 20 marks on a 15-box meter.
-    Character.objects.filter(pk=world.sheet.pk).update(health_slashes=12, health_crosses=8)
+    HitosSheet.objects.filter(pk=world.sheet.pk).update(health_slashes=12, health_crosses=8)
     response = world.client("gm").get(world.sheet.get_absolute_url())
     assert response.status_code == 200
     assert "Resistencia: 7 barras y 8 aspas en 15 casillas; quedan 0." in response.text

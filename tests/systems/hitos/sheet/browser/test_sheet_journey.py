@@ -11,6 +11,7 @@ from playwright.sync_api import Page, expect
 
 from campaigns.models import Campaign, Membership, Role
 from sheets.models import Character
+from systems.hitos.models import HitosSheet
 from tests.factories import CampaignFactory, UserFactory
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -79,7 +80,7 @@ def test_create_submit_approve_and_take_nine_damage(page: Page):
     assert page.evaluate("() => window.sinRecarga") is True
     assert page.locator("#meter-resistencia .meter-box.is-slash").count() == (9 if passed else 15)
     sheet.refresh_from_db()
-    assert sheet.health_slashes == (9 if passed else 15)
+    assert sheet.hitos.health_slashes == (9 if passed else 15)
 
 
 def test_the_sheet_is_readable_on_a_phone(page: Page):
@@ -87,16 +88,8 @@ def test_the_sheet_is_readable_on_a_phone(page: Page):
     campaign = CampaignFactory(gm=gm)
     player = UserFactory()
     Membership.objects.create(campaign=campaign, user=player, role=Role.PLAYER)
-    sheet = Character.objects.create(
-        campaign=campaign,
-        owner=player,
-        name="Tomás",
-        status="approved",
-        fortaleza=5,
-        voluntad=5,
-        health_slashes=8,
-        health_crosses=3,
-    )
+    sheet = Character.objects.create(campaign=campaign, owner=player, name="Tomás", status="approved")
+    HitosSheet.objects.create(character=sheet, fortaleza=5, voluntad=5, health_slashes=8, health_crosses=3)
     page.set_viewport_size({"width": 360, "height": 740})
     _login(page, gm)
     page.goto(sheet.get_absolute_url())

@@ -13,13 +13,19 @@ Pages with room for additions: ``PAGES``. A provider returns ``None`` when
 it adds nothing (the viewer may not see it, the campaign's game has no such
 thing). Events (a campaign was created) are the signals in
 ``campaigns.signals``.
+
+The scene form has room too (``SceneFields``): a game adds its own fields
+(HITOS: the situation aspects), gets them back when the scene is saved, in
+the same transaction, and adds what they hold to the campaign's export.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
+from django import forms
 from django.http import HttpRequest
 
 from campaigns.permissions import Access
@@ -56,3 +62,66 @@ def additions(page: str, request: HttpRequest, access: Access) -> Additions:
             found.links.extend(added.links)
             found.panels.extend(added.panels)
     return found
+
+
+# --- the scene form -------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SceneFields:
+    """What a game adds to a scene. ``fields(campaign)``: form fields by name
+    (none for a campaign of another game); ``initial(scene)``: their values
+    for an existing scene; ``save(scene, values)``: store the cleaned values
+    (called inside the scene's saving transaction); ``export(scene)``: what
+    the campaign's export says of them; ``prefetch``: what the export's scene
+    query should prefetch for ``export``."""
+
+    fields: Callable[[Any], dict[str, forms.Field]]
+    initial: Callable[[Any], dict[str, Any]]
+    save: Callable[[Any, dict[str, Any]], None]
+    export: Callable[[Any], dict[str, Any]]
+    prefetch: tuple[str, ...] = ()
+
+
+_scene_fields: list[SceneFields] = []
+
+
+def provide_scene_fields(part: SceneFields) -> None:
+    if part not in _scene_fields:
+        _scene_fields.append(part)
+
+
+def scene_fields(campaign) -> dict[str, forms.Field]:
+    """The games' fields for ``campaign``'s scene form, by name."""
+    found: dict[str, forms.Field] = {}
+    for part in _scene_fields:
+        found.update(part.fields(campaign))
+    return found
+
+
+def scene_initial(scene) -> dict[str, Any]:
+    found: dict[str, Any] = {}
+    for part in _scene_fields:
+        if part.fields(scene.campaign):
+            found.update(part.initial(scene))
+    return found
+
+
+def scene_saved(scene, values: dict[str, Any]) -> None:
+    """Hand each game the cleaned values of its own fields."""
+    for part in _scene_fields:
+        names = part.fields(scene.campaign)
+        if names:
+            part.save(scene, {name: values[name] for name in names if name in values})
+
+
+def scene_export(scene) -> dict[str, Any]:
+    found: dict[str, Any] = {}
+    for part in _scene_fields:
+        if part.fields(scene.campaign):
+            found.update(part.export(scene))
+    return found
+
+
+def scene_prefetch() -> list[str]:
+    return [name for part in _scene_fields for name in part.prefetch]

@@ -5,7 +5,8 @@ from crispy_forms.layout import Submit
 from django import forms
 from django.utils.translation import gettext_lazy as _
 
-from accounts.limits import LIMIT_MESSAGES, HiddenErrorsShown, max_length_of, number_field, split_lines, text_field
+from accounts.limits import LIMIT_MESSAGES, HiddenErrorsShown, max_length_of, number_field, text_field
+from campaigns import extensions
 from campaigns.models import (
     Application,
     Campaign,
@@ -15,7 +16,6 @@ from campaigns.models import (
     PostRevision,
     Role,
     Scene,
-    SceneAspect,
 )
 
 BODY_MAX = max_length_of(Post, "body")
@@ -26,8 +26,6 @@ REASON_MAX = min(
 # The reason of an edit is kept in the post's history and, when the GM edits
 # someone else's post, in the moderation log.
 EDIT_REASON_MAX = min(max_length_of(PostRevision, "reason"), max_length_of(ModerationLog, "reason"))
-# The most situation aspects a scene has.
-SCENE_ASPECTS_MAX = 20
 
 
 class CampaignForm(forms.ModelForm):
@@ -117,12 +115,8 @@ class RoleForm(forms.Form):
 
 
 class SceneForm(forms.ModelForm):
-    aspects = forms.CharField(
-        label=_("Aspectos de situación"),
-        required=False,
-        widget=forms.Textarea(attrs={"rows": 3}),
-        help_text=_("Uno por línea. Cualquier jugador de la escena puede activarlos."),
-    )
+    """A scene, with the fields the campaign's game adds (``extensions.SceneFields``)."""
+
     position = number_field(Scene, "position")
 
     class Meta:
@@ -134,13 +128,17 @@ class SceneForm(forms.ModelForm):
         }
         error_messages = {"title": LIMIT_MESSAGES, "description": LIMIT_MESSAGES}
 
-    def __init__(self, *args, members=(), creating: bool = False, **kwargs):
+    def __init__(self, *args, campaign=None, members=(), creating: bool = False, **kwargs):
         super().__init__(*args, **kwargs)
         self.fields["participants"].queryset = members
         self.fields["participants"].label_from_instance = lambda user: user.public_name
         self.fields["participants"].help_text = _("Solo cuenta si la escena no es para todos.")
+        campaign = campaign or (self.instance.campaign if self.instance.pk else None)
+        self.game_fields = extensions.scene_fields(campaign) if campaign is not None else {}
+        self.fields.update(self.game_fields)
         if self.instance.pk:
-            self.initial.setdefault("aspects", "\n".join(a.phrase for a in self.instance.aspects.all()))
+            for name, value in extensions.scene_initial(self.instance).items():
+                self.initial.setdefault(name, value)
             if self.instance.everyone:
                 # A roll is sealed or public when it is made (rollog v1.1 §3.7).
                 self.fields["everyone"].help_text = _(
@@ -153,13 +151,9 @@ class SceneForm(forms.ModelForm):
         self.helper = FormHelper()
         self.helper.add_input(Submit("submit", _("Crear escena") if creating else _("Guardar escena")))
 
-    def clean_aspects(self) -> list[str]:
-        phrases = split_lines(self.cleaned_data["aspects"], max_length=max_length_of(SceneAspect, "phrase"))
-        if len(phrases) > SCENE_ASPECTS_MAX:
-            raise forms.ValidationError(
-                _("Como mucho %(limit)d aspectos por escena."), params={"limit": SCENE_ASPECTS_MAX}
-            )
-        return phrases
+    def game_values(self) -> dict:
+        """The cleaned values of the game's own fields."""
+        return {name: self.cleaned_data[name] for name in self.game_fields}
 
     def clean(self):
         cleaned = super().clean()

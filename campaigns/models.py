@@ -99,19 +99,9 @@ class Campaign(models.Model):
     # The rules options the GM chose; the campaign's game reads its own keys
     # (a missing key takes the game's default).
     rules_options = models.JSONField(_("opciones de reglas"), default=dict, blank=True)
-    players_mark_own_meters = models.BooleanField(
-        _("los jugadores marcan sus propios medidores"),
-        default=False,
-        help_text=_("Si no, solo la dirección anota daño y desequilibrio mental en las fichas."),
-    )
-    activation_deadline_hours = models.PositiveSmallIntegerField(
-        _("plazo para responder a una activación negativa (horas)"),
-        default=48,
-        help_text=_("Pasado el plazo, la dirección puede resolver la activación pendiente."),
-    )
-    # H24 — the GM's pool of drama points: NPCs spend from it and gain into it,
-    # and the GM pays negative activations with it.
-    gm_drama_points = models.PositiveSmallIntegerField(_("puntos dramáticos de la dirección"), default=5)
+    # What the campaign's game keeps between sessions, in its own keys (HITOS:
+    # the GM's pool of drama points); written under this row's lock.
+    game_state = models.JSONField(_("estado del juego"), default=dict, blank=True)
     created_at = models.DateTimeField(_("creada"), auto_now_add=True)
 
     objects = CampaignQuerySet.as_manager()
@@ -295,22 +285,6 @@ class Scene(models.Model):
 
     def get_absolute_url(self) -> str:
         return reverse("table:scene-detail", args=[self.campaign.slug, self.pk])
-
-
-class SceneAspect(models.Model):
-    """A situation aspect of a scene: a phrase any involved player may activate."""
-
-    scene = models.ForeignKey(Scene, on_delete=models.CASCADE, related_name="aspects")
-    phrase = models.CharField(_("aspecto"), max_length=200)
-    position = models.PositiveSmallIntegerField(default=0)
-
-    class Meta:
-        verbose_name = _("aspecto de situación")
-        verbose_name_plural = _("aspectos de situación")
-        ordering = ["position", "id"]
-
-    def __str__(self) -> str:
-        return self.phrase
 
 
 class PostQuerySet(models.QuerySet):
@@ -504,9 +478,12 @@ class Notification(models.Model):
         APPLICATION = "application", _("Solicitud")
         MODERATION = "moderation", _("Moderación")
         SHEET = "sheet", _("Ficha")
-        ACTIVATION = "activation", _("Activación en contra")
+        # What the game tells a player at the table, in its own words: a
+        # move against them that awaits their answer, or what happened to
+        # their character (HITOS: a negative activation; damage or horror).
+        ANSWER = "answer", _("Te toca responder")
+        CHARACTER = "character", _("Tu personaje")
         REQUEST = "request", _("Petición de tirada")
-        HARM = "harm", _("Daño u horror")
 
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="notifications")
     campaign = models.ForeignKey(Campaign, null=True, blank=True, on_delete=models.CASCADE, related_name="+")

@@ -139,8 +139,8 @@ def can_write_as_character(access: Access, character) -> bool:
 
 
 def can_play(access: Access) -> bool:
-    """Takes part at the table: rolls, activates aspects, answers activations
-    (the GM, co-GMs and players; never readers or outsiders)."""
+    """Takes part at the table: rolls and answers the game's moves (the GM,
+    co-GMs and players; never readers or outsiders)."""
     return access.is_gm or access.is_player
 
 

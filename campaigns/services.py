@@ -3,7 +3,6 @@ moderation needs (revisions, the moderation log, notifications)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from datetime import timedelta
 
 from django.core.exceptions import PermissionDenied, ValidationError
@@ -12,7 +11,7 @@ from django.utils import timezone
 from django.utils.text import slugify
 from django.utils.translation import gettext as _
 
-from campaigns import notify, signals
+from campaigns import extensions, notify, signals
 from campaigns.markup import render_markdown
 from campaigns.models import (
     Application,
@@ -26,7 +25,6 @@ from campaigns.models import (
     PostRevision,
     Role,
     Scene,
-    SceneAspect,
     SceneRead,
 )
 from campaigns.permissions import (
@@ -226,13 +224,6 @@ def campaign_hand_over(*, campaign: Campaign, actor, membership: Membership) -> 
     return campaign
 
 
-def _set_aspects(scene: Scene, phrases: Iterable[str]) -> None:
-    scene.aspects.all().delete()
-    SceneAspect.objects.bulk_create(
-        SceneAspect(scene=scene, phrase=phrase, position=i) for i, phrase in enumerate(phrases)
-    )
-
-
 @transaction.atomic
 def scene_create(
     *,
@@ -241,13 +232,14 @@ def scene_create(
     description: str = "",
     everyone: bool = True,
     participants=(),
-    aspects: Iterable[str] = (),
+    game_values: dict | None = None,
     position: int | None = None,
     actor=None,
 ) -> Scene:
     """A new scene, told to the apps above the forum (``signals.scene_created``:
     the game ends what lasted a scene), by ``actor`` (the campaign's GM when
-    not given)."""
+    not given). ``game_values``: the game's own fields of the scene form
+    (``extensions.SceneFields``)."""
     if position is None:
         last = campaign.scenes.order_by("-position").values_list("position", flat=True).first()
         position = (last or 0) + 1
@@ -262,7 +254,7 @@ def scene_create(
     scene.full_clean()
     scene.save()
     scene.participants.set(participants)
-    _set_aspects(scene, aspects)
+    extensions.scene_saved(scene, game_values or {})
     signals.scene_created.send(sender=Scene, scene=scene, actor=actor or campaign.gm)
     return scene
 
@@ -276,9 +268,9 @@ def scene_update(
     description: str,
     everyone: bool,
     participants,
-    aspects: Iterable[str],
     status: str,
     position: int,
+    game_values: dict | None = None,
 ) -> Scene:
     # Read the status from the database: a ModelForm has already written the
     # new one on the instance it validated.
@@ -292,7 +284,7 @@ def scene_update(
     scene.full_clean()
     scene.save()
     scene.participants.set(participants)
-    _set_aspects(scene, aspects)
+    extensions.scene_saved(scene, game_values or {})
     if status != old_status:
         _log(scene.campaign, actor, ModerationAction.SCENE_STATUS, scene=scene, reason=scene.get_status_display())
     return scene
@@ -504,9 +496,10 @@ def scene_mark_read(*, user, scene: Scene, last_post_id: int) -> None:
 
 def campaign_export(*, access: Access) -> dict:
     """A JSON-ready archive of what the user can read of the campaign: every
-    scene and post (``hitos-campaign-export/1``)."""
+    scene and post (``hitos-campaign-export/1``), with what the campaign's
+    game adds to each scene (``extensions.scene_export``)."""
     campaign = access.campaign
-    scenes = list(visible_scenes(access).prefetch_related("aspects"))
+    scenes = list(visible_scenes(access).prefetch_related(*extensions.scene_prefetch()))
     posts = (
         readable_posts(access)
         .select_related("author", "character")
@@ -550,7 +543,7 @@ def campaign_export(*, access: Access) -> dict:
                 "description": s.description,
                 "status": s.status,
                 "offgame": s.is_offgame,
-                "aspects": [a.phrase for a in s.aspects.all()],
+                **extensions.scene_export(s),
                 "posts": by_scene.get(s.pk, []),
             }
             for s in scenes

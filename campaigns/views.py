@@ -444,7 +444,12 @@ def report_resolve(request: HtmxHttpRequest, slug: str, report_id: int) -> HttpR
 @require_http_methods(["GET", "POST"])
 def scene_create(request: HtmxHttpRequest, slug: str) -> HttpResponse:
     campaign, access = _campaign_for(request, slug, manage=True)
-    form = SceneForm(request.POST if request.method == "POST" else None, members=members_of(campaign), creating=True)
+    form = SceneForm(
+        request.POST if request.method == "POST" else None,
+        campaign=campaign,
+        members=members_of(campaign),
+        creating=True,
+    )
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
         scene = services.scene_create(
@@ -453,7 +458,7 @@ def scene_create(request: HtmxHttpRequest, slug: str) -> HttpResponse:
             description=data["description"],
             everyone=data["everyone"],
             participants=data["participants"],
-            aspects=data["aspects"],
+            game_values=form.game_values(),
             actor=request.user,
         )
         messages.success(request, _("Escena creada."))
@@ -473,10 +478,8 @@ def scene_edit(request: HtmxHttpRequest, slug: str, scene_id: int) -> HttpRespon
         services.scene_update(
             scene=scene,
             actor=request.user,
-            **{
-                k: data[k]
-                for k in ("title", "description", "everyone", "participants", "aspects", "status", "position")
-            },
+            game_values=form.game_values(),
+            **{k: data[k] for k in ("title", "description", "everyone", "participants", "status", "position")},
         )
         messages.success(request, _("Escena guardada."))
         return redirect(scene)

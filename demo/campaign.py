@@ -57,7 +57,7 @@ def _story(campaign: Campaign, gm: User, ana: User, bruno: User) -> None:
         campaign=campaign,
         title="1. La verja oxidada",
         description="Madrid, otoño de 1923. La mansión Albarrán lleva veinte años cerrada.",
-        aspects=["Niebla espesa", "La verja chirría"],
+        game_values={"aspects": ["Niebla espesa", "La verja chirría"]},
     )
     services.post_create(
         access=gm_access,

@@ -101,7 +101,7 @@ def table_demo_load(*, campaign, gm, players, characters) -> None:
         campaign=campaign,
         title=TABLE_SCENE,
         description="Una escalera de piedra baja hacia la oscuridad. Huele a agua estancada.",
-        aspects=["Oscuridad casi total", "Escalones resbaladizos"],
+        game_values={"aspects": ["Oscuridad casi total", "Escalones resbaladizos"]},
     )
     slippery = cellar.aspects.get(phrase="Escalones resbaladizos")
 

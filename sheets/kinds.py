@@ -40,6 +40,8 @@ Page = Callable[..., HttpResponse]
 class SheetKind:
     key: str  # the game system's key (``Campaign.system``)
     pages: Mapping[str, Page]
+    # The system's own kinds of ``SheetEvent`` (value, label), beside the core's.
+    events: tuple[tuple[str, str], ...] = ()
 
 
 _kinds: dict[str, SheetKind] = {}
@@ -60,3 +62,8 @@ def get(system: str) -> SheetKind | None:
 
 def has_sheets(campaign) -> bool:
     return campaign.system in _kinds
+
+
+def event_choices() -> list[tuple[str, str]]:
+    """The systems' own kinds of sheet event, for ``SheetEvent.kind``."""
+    return [choice for kind in _kinds.values() for choice in kind.events]

@@ -144,6 +144,15 @@ class CampaignSheetOptions(models.Model):
         return str(self.campaign)
 
 
+def event_kinds() -> list[tuple[str, str]]:
+    """Every kind of change a sheet's history names: the core's and those of
+    the installed game systems (evaluated when asked: a system adds its kinds
+    without a migration)."""
+    from sheets import kinds
+
+    return [*SheetEvent.Kind.choices, *kinds.event_choices()]
+
+
 class SheetEvent(models.Model):
     """One change to a sheet (or a campaign-wide session / scene change): who,
     when, what, why, and the post or roll it came from."""
@@ -156,23 +165,12 @@ class SheetEvent(models.Model):
         APPROVED = "approved", _("aprobó la ficha")
         RETURNED = "returned", _("devolvió la ficha")
         IMPORTED = "imported", _("importó la ficha")
-        DAMAGE = "damage", _("daño")
-        IMBALANCE = "imbalance", _("desequilibrio mental")
-        SHOCK = "shock", _("shock tras el descanso")
-        STRESS = "stress", _("estrés tras el descanso")
-        STABILISE = "stabilise", _("estabilización")
-        HEAL = "heal", _("curación")
-        HEALING_ROLL = "healing_roll", _("tirada de curación")
-        RECOVERY_ROLL = "recovery_roll", _("tirada de recuperación mental")
-        DRAMA = "drama", _("puntos dramáticos")
-        ASPECT = "aspect", _("aspecto")
-        NEW_SESSION = "new_session", _("nueva sesión")
-        NEW_SCENE = "new_scene", _("nueva escena")
 
     campaign = models.ForeignKey("campaigns.Campaign", on_delete=models.CASCADE, related_name="sheet_events")
     character = models.ForeignKey(Character, null=True, blank=True, on_delete=models.CASCADE, related_name="events")
     actor = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
-    kind = models.CharField(max_length=16, choices=Kind.choices)
+    # The core's kinds and the games' own (``sheets.kinds``: a damage mark, a session).
+    kind = models.CharField(max_length=16, choices=event_kinds)
     summary = models.CharField(max_length=500)
     reason = models.CharField(_("motivo"), max_length=500, blank=True)
     post = models.ForeignKey("campaigns.Post", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")

@@ -78,18 +78,6 @@ def can_review(access: Access) -> bool:
     return access.is_gm
 
 
-def can_mark(access: Access, character: Character) -> bool:
-    """Meters, drama points and aspects in play: the GM always; the owner of an
-    approved character when the campaign lets players mark their own meters."""
-    if access.is_gm:
-        return True
-    return (
-        is_owner(access, character)
-        and character.status == Character.Status.APPROVED
-        and access.campaign.players_mark_own_meters
-    )
-
-
 def can_manage_sheets(access: Access) -> bool:
     """NPCs, new session / scene, the campaign's sheet options."""
     return access.is_gm

@@ -117,9 +117,11 @@ class GameSystem:
     # --- the scene page --------------------------------------------------------------
 
     def scene_context(self, scene: Scene, access: Access, *, characters: Sequence) -> dict[str, Any]:
-        """What the system adds to the scene page: its tools
-        (``scene_tools_template``), its points (``balances_template``) and
-        anything those templates read. An off-game scene gets no tools."""
+        """What the system adds to the scene page: a header under the scene's
+        description (``scene_header_template``), its tools
+        (``scene_tools_template``), its points (``balances_template``), its
+        sections (``scene_sections_template``) and anything those templates
+        read. An off-game scene gets no tools."""
         return {}
 
     def scene_started(self, scene: Scene, *, actor) -> None:

@@ -28,11 +28,11 @@ from django.db import connection, transaction
 from django.test import Client
 
 from accounts.models import User
-from campaigns.models import Campaign, Membership, Post, Role, Scene, SceneAspect, Visibility
+from campaigns.models import Campaign, Membership, Post, Role, Scene, Visibility
 from rolls import rollog
 from rolls import services as roll_services
 from sheets.models import Character
-from systems.hitos.models import Aspect
+from systems.hitos.models import Aspect, SceneAspect
 from tests.factories import AspectFactory, CampaignFactory, UserFactory, play_character
 
 

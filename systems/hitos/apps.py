@@ -13,11 +13,14 @@ class HitosConfig(AppConfig):
     def ready(self) -> None:
         from campaigns import extensions
         from sheets import kinds
+        from systems.hitos.models import HitosEvent
         from systems.hitos.options import pages
+        from systems.hitos.scene import SCENE_FIELDS
         from systems.hitos.sheet.views import PAGES
         from systems.hitos.system import Hitos
         from table import systems
 
         systems.register(Hitos())
-        kinds.register(kinds.SheetKind(self.system_key, PAGES))
+        kinds.register(kinds.SheetKind(self.system_key, PAGES, events=tuple(HitosEvent.choices)))
         extensions.provide("dashboard", pages.dashboard)
+        extensions.provide_scene_fields(SCENE_FIELDS)

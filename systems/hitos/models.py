@@ -19,6 +19,7 @@ from rules.hitos_health import PENALTIES, STATE_LABELS, health_state, mental_sta
 from rules.hitos_options import HitosOptions
 from rules.hitos_scores import SKILL_CATEGORIES, Characteristics, derived_scores
 from rules.meters import Meter
+from systems.hitos.campaign import rules_options
 from table.models import TableRoll
 
 # --- the sheet -----------------------------------------------------------------------
@@ -29,6 +30,25 @@ from table.models import TableRoll
 # Game arithmetic (derived scores, states, penalties) is never done here: the
 # properties hand the stored numbers to ``rules/`` and return its answers.
 # Changes go through ``systems.hitos.sheet.services``.
+
+
+class HitosEvent(models.TextChoices):
+    """HITOS's own kinds of change in a sheet's history (``SheetEvent.kind``,
+    beside the core's: created, edited, reviewed …)."""
+
+    DAMAGE = "damage", _("daño")
+    IMBALANCE = "imbalance", _("desequilibrio mental")
+    SHOCK = "shock", _("shock tras el descanso")
+    STRESS = "stress", _("estrés tras el descanso")
+    STABILISE = "stabilise", _("estabilización")
+    HEAL = "heal", _("curación")
+    HEALING_ROLL = "healing_roll", _("tirada de curación")
+    RECOVERY_ROLL = "recovery_roll", _("tirada de recuperación mental")
+    DRAMA = "drama", _("puntos dramáticos")
+    ASPECT = "aspect", _("aspecto")
+    NEW_SESSION = "new_session", _("nueva sesión")
+    NEW_SCENE = "new_scene", _("nueva escena")
+
 
 CHARACTERISTIC_FIELDS = ("fortaleza", "reflejos", "voluntad", "intelecto")
 CHARACTERISTIC_LABELS = {
@@ -44,7 +64,7 @@ def sheet_options(campaign) -> HitosOptions:
     engine rejects falls back to the defaults rather than breaking every
     sheet page."""
     try:
-        return HitosOptions.from_dict(campaign.rules_options or {})
+        return rules_options(campaign)
     except ValueError:
         return HitosOptions()
 
@@ -250,6 +270,23 @@ class Aspect(models.Model):
         return bool(self.exhausted_until)
 
 
+class SceneAspect(models.Model):
+    """A situation aspect of a scene (H13): a phrase any involved player may
+    activate. Set from the scene form (``systems.hitos.scene``)."""
+
+    scene = models.ForeignKey("campaigns.Scene", on_delete=models.CASCADE, related_name="aspects")
+    phrase = models.CharField(_("aspecto"), max_length=200)
+    position = models.PositiveSmallIntegerField(default=0)
+
+    class Meta:
+        verbose_name = _("aspecto de situación")
+        verbose_name_plural = _("aspectos de situación")
+        ordering = ["position", "id"]
+
+    def __str__(self) -> str:
+        return self.phrase
+
+
 class TableRollKind(models.TextChoices):
     CHECK = "check", _("tirada")
     ATTACK = "attack", _("ataque")
@@ -303,9 +340,7 @@ class Activation(models.Model):
     )
     aspect_text = models.CharField(_("aspecto"), max_length=200)
     aspect = models.ForeignKey(Aspect, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
-    scene_aspect = models.ForeignKey(
-        "campaigns.SceneAspect", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
-    )
+    scene_aspect = models.ForeignKey(SceneAspect, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
     payment = models.CharField(max_length=12, choices=Payment.choices)
     note = models.CharField(_("nota"), max_length=500, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)

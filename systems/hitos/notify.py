@@ -30,7 +30,7 @@ def activation_pending(activation) -> list[Notification]:
     return notify.notify_users(
         [table_roll.owner],
         campaign=activation.campaign,
-        kind=Notification.Kind.ACTIVATION,
+        kind=Notification.Kind.ANSWER,
         url=table_roll.latest.get_absolute_url(),
         text=text,
         post=table_roll.post,
@@ -65,7 +65,7 @@ def narrative_pending(activation) -> list[Notification]:
 
     url = reverse("hitos:drama", args=[activation.campaign.slug])
     return notify.notify_users(
-        [character.owner], campaign=activation.campaign, kind=Notification.Kind.ACTIVATION, url=url, text=text
+        [character.owner], campaign=activation.campaign, kind=Notification.Kind.ANSWER, url=url, text=text
     )
 
 
@@ -100,5 +100,5 @@ def character_harmed(character, *, what: str, amount: int, url: str, post: Post 
         return _("%(name)s recibe %(n)s de daño.") % values
 
     return notify.notify_users(
-        [character.owner], campaign=character.campaign, kind=Notification.Kind.HARM, url=url, text=text, post=post
+        [character.owner], campaign=character.campaign, kind=Notification.Kind.CHARACTER, url=url, text=text, post=post
     )

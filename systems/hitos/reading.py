@@ -14,10 +14,11 @@ from rolls.models import RollEntry
 from rolls.services import Reader, roll_append
 from rules import hitos
 from rules.hitos_options import HitosOptions
+from systems.hitos.campaign import rules_options
 
 
 def campaign_options(campaign: Campaign) -> HitosOptions:
-    return HitosOptions.from_dict(campaign.rules_options or {})
+    return rules_options(campaign)
 
 
 def hitos_reader(

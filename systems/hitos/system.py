@@ -181,6 +181,9 @@ class Hitos(GameSystem):
     def scene_context(self, scene, access, *, characters: Sequence[Character]) -> dict[str, Any]:
         tools = not scene.is_offgame
         return {
+            # The situation aspects (H13), under the scene's description.
+            "scene_header_template": "hitos/_scene_aspects.html",
+            "scene_aspects": list(scene.aspects.all()),
             "scene_tools_template": "hitos/_scene_tools.html" if tools else "",
             "balances_template": "hitos/_balances.html" if tools else "",
             "scene_sections_template": "hitos/_secret_rolls.html" if tools else "",

@@ -23,6 +23,7 @@ from accounts.models import User
 from campaigns.models import Campaign
 from sheets.models import Character
 from systems.hitos.activations.services import SCENE_ASPECT, SHEET_ASPECT
+from systems.hitos.campaign import gm_pool
 from systems.hitos.checks.services import chance, check_setup
 from systems.hitos.combat import services as combat_services
 from systems.hitos.models import Activation, Attack, Combatant
@@ -205,7 +206,7 @@ def test_a_roll_an_aspect_reroll_a_negative_activation_and_an_attack_at_the_tabl
     assert accepted.entry["dice"][:2] == signed["dice"][:2]
     ines.refresh_from_db()
     assert ines.hitos.drama_points == 3
-    assert Campaign.objects.get(pk=play.campaign.pk).gm_drama_points == 4
+    assert gm_pool(Campaign.objects.get(pk=play.campaign.pk)) == 4
     # After a reload both pages show the balances from the database.
     page.reload()
     expect(page.locator(f"#puntos-ch{ines.pk}")).to_have_text(f"Inés Salcedo: {_points(3)}")

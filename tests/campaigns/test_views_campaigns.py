@@ -175,7 +175,7 @@ def test_gm_chooses_rules_options(table):
     table.campaign.refresh_from_db()
     options = table.campaign.rules_options
     assert (options["strict_success"], options["unprepared_penalty"], options["stabilise_difficulty"]) == (True, 3, 15)
-    assert (table.campaign.players_mark_own_meters, table.campaign.activation_deadline_hours) == (True, 24)
+    assert (options["players_mark_own_meters"], options["activation_deadline_hours"]) == (True, 24)
 
 
 def test_players_cannot_change_options_and_outsiders_get_404(table, private_table):

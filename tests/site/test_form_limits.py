@@ -64,7 +64,7 @@ from campaigns.forms import (
     SceneForm,
     SearchForm,
 )
-from campaigns.models import Membership, SceneAspect, SceneRead
+from campaigns.models import Membership, SceneRead
 from campaigns.permissions import campaign_access
 from rolls.forms import CLIENT_SEED_MAX_LENGTH, CLIENT_SEED_MESSAGE, FreeRollForm
 from rolls.models import CampaignLog
@@ -85,7 +85,7 @@ from systems.hitos.combat.forms import (
 )
 from systems.hitos.horror import services as horror
 from systems.hitos.horror.forms import ExposureRollForm, HorrorStartForm, OpposedStartForm
-from systems.hitos.models import Aspect, Attack, Combatant, HitosSheet, HorrorExposure, Skill
+from systems.hitos.models import Aspect, Attack, Combatant, HitosSheet, HorrorExposure, SceneAspect, Skill
 from systems.hitos.options.forms import CampaignOptionsForm
 from systems.hitos.secret.forms import SecretRollForm
 from systems.hitos.sheet import services as sheet_services
@@ -550,7 +550,7 @@ FORMS: dict[type[forms.BaseForm], tuple[Target, ...]] = {
             lambda w: w.url("campaigns:scene-create"),
             "gm",
             lambda w: {"title": "El sótano", "description": "Huele a humedad.", "everyone": "on", "aspects": "Oscuro"},
-            lambda w: SceneForm(members=User.objects.none(), creating=True),
+            lambda w: SceneForm(campaign=w.campaign, members=User.objects.none(), creating=True),
             text=("title", "description", "aspects"),
         ),
         Target(

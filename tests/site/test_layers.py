@@ -128,3 +128,56 @@ def test_the_checker_sees_lazy_imports(tmp_path):
         encoding="utf-8",
     )
     assert _imports(sample) == {"sheets.models", "rolls.services", "table.systems"}
+
+
+# HITOS's vocabulary, as parts of identifiers (``gm_drama_points``,
+# ``SceneAspect``) and as words of the templates.
+HITOS_WORDS = {
+    "drama",
+    "aspect",
+    "aspects",
+    "activation",
+    "activations",
+    "horror",
+    "meter",
+    "meters",
+    "fortaleza",
+    "reflejos",
+    "voluntad",
+    "intelecto",
+    "degeneracion",
+    "combat",
+    "hitos",
+}
+HITOS_TEMPLATE_WORDS = re.compile(
+    r"\b(dramátic\w*|aspecto\w*|activaci\w*|horror|medidor\w*|fortaleza|reflejos|degeneraci\w*)\b", re.IGNORECASE
+)
+
+
+def _identifier_parts(path: Path) -> set[str]:
+    names = {node.id for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))) if isinstance(node, ast.Name)}
+    names |= {
+        node.attr for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))) if isinstance(node, ast.Attribute)
+    }
+    parts = set()
+    for name in names:
+        for part in re.split(r"_|(?<=[a-z])(?=[A-Z])", name):
+            parts.add(part.lower())
+    return parts
+
+
+def test_the_forum_and_the_character_core_know_no_game():
+    """Issue 12: ``campaigns`` and ``sheets`` hold no HITOS column, model or
+    word: what a game adds to them comes through their extension points."""
+    found = []
+    for app in ("campaigns", "sheets"):
+        for path in (ROOT / app).rglob("*.py"):
+            if "migrations" in path.parts:
+                continue
+            hits = _identifier_parts(path) & HITOS_WORDS
+            found += [f"{path.relative_to(ROOT)}: {sorted(hits)}"] if hits else []
+        for path in (ROOT / "templates" / app).rglob("*.html"):
+            for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+                if HITOS_TEMPLATE_WORDS.search(line):
+                    found.append(f"{path.relative_to(ROOT)}:{n}")
+    assert found == []

@@ -12,7 +12,7 @@ from campaigns.models import Campaign, Scene
 from campaigns.permissions import campaign_access
 from rolls import presenters
 from sheets.models import SheetEvent
-from systems.hitos.models import Aspect
+from systems.hitos.models import Aspect, HitosEvent
 from systems.hitos.system import Hitos
 from table import checks, systems
 from tests.conftest import client_for
@@ -97,7 +97,7 @@ def test_a_scene_created_from_the_campaign_page_ends_scene_long_aspects(play):
     session_long.refresh_from_db()
     assert scene_long.ended_at is not None
     assert session_long.ended_at is None
-    event = SheetEvent.objects.get(campaign=play.campaign, kind=SheetEvent.Kind.NEW_SCENE)
+    event = SheetEvent.objects.get(campaign=play.campaign, kind=HitosEvent.NEW_SCENE)
     assert event.actor == play.gm and "El sótano" in event.reason
 
 
@@ -106,7 +106,7 @@ def test_a_scene_created_by_a_service_without_actor_is_told_as_the_gms(play):
     forum.scene_create(campaign=play.campaign, title="El desván")
     scene_long.refresh_from_db()
     assert scene_long.ended_at is not None
-    assert SheetEvent.objects.get(kind=SheetEvent.Kind.NEW_SCENE).actor == play.gm
+    assert SheetEvent.objects.get(kind=HitosEvent.NEW_SCENE).actor == play.gm
 
 
 # --- the off-game scene -----------------------------------------------------------------

@@ -25,13 +25,14 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from campaigns.models import Campaign, SceneAspect
+from campaigns.models import Campaign
 from campaigns.permissions import Access, campaign_access
 from rules import hitos, hitos_drama
 from rules.hitos_drama import BANK, Transfer
 from rules.probability import reroll_success_probability
 from sheets.models import Character
 from systems.hitos import notify
+from systems.hitos.campaign import table_setting
 from systems.hitos.checks.services import (
     is_arcane,
     lock_table_roll,
@@ -40,7 +41,7 @@ from systems.hitos.checks.services import (
     side_for,
     table_reroll,
 )
-from systems.hitos.models import Activation, Aspect
+from systems.hitos.models import Activation, Aspect, SceneAspect
 from systems.hitos.reading import campaign_options
 from systems.hitos.sheet.services import aspect_change, degeneracion_gain, drama_account, drama_move
 from table.models import TableRoll
@@ -465,7 +466,7 @@ def activate_negative(*, table_roll: TableRoll, user, aspect_choice: str, positi
             scene_aspect=option.scene_aspect,
             payment=Activation.Payment.POINT if character else Activation.Payment.GM_POOL,
             note=note.strip()[:500],
-            deadline=timezone.now() + timedelta(hours=tr.campaign.activation_deadline_hours),
+            deadline=timezone.now() + timedelta(hours=table_setting(tr.campaign, "activation_deadline_hours")),
         )
         activation.full_clean(validate_constraints=False)
         try:
@@ -594,7 +595,7 @@ def answer_narrative(*, activation: Activation, user, accept: bool) -> Activatio
 
 def settle_negative(*, activation: Activation, user) -> Activation:
     """The GM settles a pending activation nobody answered in time: it counts
-    as accepted (the campaign's ``activation_deadline_hours``)."""
+    as accepted (the campaign's ``activation_deadline_hours`` table setting)."""
     with transaction.atomic():
         if activation.table_roll_id:
             lock_table_roll(activation.table_roll)
@@ -756,7 +757,9 @@ def narrative_activation(
             aspect=exhausted,
             payment=payment,
             note=note[:500],
-            deadline=timezone.now() + timedelta(hours=campaign.activation_deadline_hours) if affected else None,
+            deadline=timezone.now() + timedelta(hours=table_setting(campaign, "activation_deadline_hours"))
+            if affected
+            else None,
             decided_at=None if affected else timezone.now(),
             decided_by=None if affected else user,
         )

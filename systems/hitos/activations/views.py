@@ -28,9 +28,10 @@ from sheets.models import Character, SheetEvent
 from systems.hitos.activations import services as activations
 from systems.hitos.activations.access import activation_for, table_roll_for
 from systems.hitos.activations.forms import DramaPoolForm, NarrativeForm, NegativeActivationForm, PositiveActivationForm
+from systems.hitos.campaign import gm_pool
 from systems.hitos.cards import activations_prefetch
 from systems.hitos.checks.services import is_arcane, parse_positions
-from systems.hitos.models import Activation
+from systems.hitos.models import Activation, HitosEvent
 from systems.hitos.sheet.services import gm_pool_set
 from table.cards import card
 from table.models import TableRoll
@@ -310,7 +311,7 @@ def _drama_page(
         Character.objects.approved().filter(campaign=campaign).select_related("owner").order_by("name", "pk")
     )
     events = (
-        SheetEvent.objects.filter(campaign=campaign, kind=SheetEvent.Kind.DRAMA)
+        SheetEvent.objects.filter(campaign=campaign, kind=HitosEvent.DRAMA)
         .select_related("actor", "character", "roll")
         .order_by("-created_at", "-id")[:RECENT_DRAMA_EVENTS]
     )
@@ -323,7 +324,7 @@ def _drama_page(
         activation.can_answer = activations.may_answer(activation, request.user, access)
         activation.overdue = activations.is_overdue(activation)
     if access.is_gm and pool_form is None:
-        pool_form = DramaPoolForm(initial={"value": campaign.gm_drama_points})
+        pool_form = DramaPoolForm(initial={"value": gm_pool(campaign)})
     if narrative_form is None:
         narrative_form = _narrative_form(campaign, access, characters)
     context = {

@@ -24,13 +24,13 @@ from django.utils.translation import gettext as _
 
 from campaigns.models import Campaign
 from rolls.models import RollEntry
-from rolls.services import reroll_append, roll_append
+from rolls.services import reroll_append
 from rules import hitos
 from rules.hitos_drama import GM_POOL, Side
 from rules.probability import success_probability
 from sheets.models import Character
 from systems.hitos.models import CHARACTERISTIC_FIELDS, CHARACTERISTIC_LABELS, Attack, TableRollKind
-from systems.hitos.reading import campaign_options, hitos_reader
+from systems.hitos.reading import campaign_options, hitos_check_roll, hitos_reader
 
 # A module, not its names: the sheet's services roll through this one (``health``).
 from systems.hitos.sheet import services as sheet_services
@@ -137,21 +137,17 @@ def table_check(
     Runs inside the caller's transaction when there is one (the post and its
     rolls, an attack and its record, commit together).
     """
-    read = hitos_reader(
-        campaign=campaign,
-        what=setup.what,
-        modifier=setup.modifier,
-        difficulty=difficulty,
-        difficulty_hidden=difficulty_hidden,
-        breakdown=setup.breakdown,
-    )
     with transaction.atomic():
-        entry = roll_append(
+        # The one way a HITOS check enters the log (secret rolls take it too).
+        entry, _result = hitos_check_roll(
             campaign=campaign,
             user=user,
-            spec="3d10",
             purpose=purpose,
-            read=read,
+            modifier=setup.modifier,
+            difficulty=difficulty,
+            difficulty_hidden=difficulty_hidden,
+            breakdown=setup.breakdown,
+            what=setup.what,
             character=character,
             scene=scene,
             post=post,

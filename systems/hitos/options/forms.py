@@ -11,6 +11,7 @@ from django.utils.translation import gettext_lazy as _
 from accounts.limits import LIMIT_MESSAGES
 from campaigns.models import Campaign
 from rules.hitos_options import HitosOptions
+from systems.hitos.campaign import TABLE_DEFAULTS, rules_options, stored_options, table_setting
 
 
 class CampaignOptionsForm(forms.Form):
@@ -67,10 +68,9 @@ class CampaignOptionsForm(forms.Form):
     )
 
     def __init__(self, *args, campaign: Campaign, **kwargs):
-        options = HitosOptions.from_dict(campaign.rules_options or {})
+        options = rules_options(campaign)
         initial = {name: getattr(options, name) for name in self.RULE_FIELDS}
-        initial["players_mark_own_meters"] = campaign.players_mark_own_meters
-        initial["activation_deadline_hours"] = campaign.activation_deadline_hours
+        initial |= {name: table_setting(campaign, name) for name in TABLE_DEFAULTS}
         kwargs.setdefault("initial", initial)
         super().__init__(*args, **kwargs)
         self.campaign = campaign
@@ -78,6 +78,10 @@ class CampaignOptionsForm(forms.Form):
         self.helper.add_input(Submit("submit", _("Guardar opciones")))
 
     def rules_options(self) -> dict:
-        current = HitosOptions.from_dict(self.campaign.rules_options or {}).to_dict()
+        """What ``Campaign.rules_options`` will store: the rules options the
+        form does not show keep their value; the table settings as chosen."""
+        current = rules_options(self.campaign).to_dict()
         current.update({name: self.cleaned_data[name] for name in self.RULE_FIELDS})
-        return HitosOptions.from_dict(current).to_dict()
+        return stored_options(
+            HitosOptions.from_dict(current), **{name: self.cleaned_data[name] for name in TABLE_DEFAULTS}
+        )

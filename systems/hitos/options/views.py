@@ -24,12 +24,7 @@ def campaign_options(request: HtmxHttpRequest, slug: str) -> HttpResponse:
     )
     form = CampaignOptionsForm(request.POST if request.method == "POST" else None, campaign=campaign)
     if request.method == "POST" and form.is_valid():
-        forum.campaign_update(
-            campaign=campaign,
-            rules_options=form.rules_options(),
-            players_mark_own_meters=form.cleaned_data["players_mark_own_meters"],
-            activation_deadline_hours=form.cleaned_data["activation_deadline_hours"],
-        )
+        forum.campaign_update(campaign=campaign, rules_options=form.rules_options())
         messages.success(request, _("Opciones guardadas."))
         return redirect("hitos:campaign-options", slug=campaign.slug)
     return render(request, "hitos/campaign_options.html", {"form": form, "campaign": campaign})

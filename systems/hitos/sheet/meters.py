@@ -26,8 +26,7 @@ from rules.hitos_health import (
     take_imbalance,
 )
 from rules.meters import Meter
-from sheets.models import SheetEvent
-from systems.hitos.models import HitosSheet
+from systems.hitos.models import HitosEvent, HitosSheet
 
 HEALTH = "resistencia"
 MENTAL = "estabilidad"
@@ -68,9 +67,9 @@ class MeterKind:
     state_property: str
     threshold: str
     threshold_label: str
-    loss: SheetEvent.Kind
-    shock: SheetEvent.Kind
-    recovery: SheetEvent.Kind
+    loss: HitosEvent
+    shock: HitosEvent
+    recovery: HitosEvent
     take: Callable[..., LossOutcome]
     test_keyword: str
     test_difficulty: int
@@ -79,9 +78,9 @@ class MeterKind:
     whole_state: str
 
     @property
-    def actions(self) -> tuple[SheetEvent.Kind, ...]:
+    def actions(self) -> tuple[HitosEvent, ...]:
         """Every action on this meter, in the order the meter form offers them."""
-        return (self.loss, self.shock, SheetEvent.Kind.STABILISE, SheetEvent.Kind.HEAL, self.recovery)
+        return (self.loss, self.shock, HitosEvent.STABILISE, HitosEvent.HEAL, self.recovery)
 
     @property
     def fields(self) -> list[str]:
@@ -130,9 +129,9 @@ RESISTENCIA = MeterKind(
     state_property="health_state",
     threshold="aguante",
     threshold_label=_("Aguante"),
-    loss=SheetEvent.Kind.DAMAGE,
-    shock=SheetEvent.Kind.SHOCK,
-    recovery=SheetEvent.Kind.HEALING_ROLL,
+    loss=HitosEvent.DAMAGE,
+    shock=HitosEvent.SHOCK,
+    recovery=HitosEvent.HEALING_ROLL,
     take=take_damage,
     test_keyword="mass_test",
     test_difficulty=MASS_DAMAGE_DIFFICULTY,
@@ -150,9 +149,9 @@ ESTABILIDAD = MeterKind(
     state_property="mental_state",
     threshold="entereza",
     threshold_label=_("Entereza"),
-    loss=SheetEvent.Kind.IMBALANCE,
-    shock=SheetEvent.Kind.STRESS,
-    recovery=SheetEvent.Kind.RECOVERY_ROLL,
+    loss=HitosEvent.IMBALANCE,
+    shock=HitosEvent.STRESS,
+    recovery=HitosEvent.RECOVERY_ROLL,
     take=take_imbalance,
     test_keyword="trauma_test",
     test_difficulty=TRAUMA_DIFFICULTY,
@@ -168,5 +167,5 @@ METER_ACTIONS: dict[str, tuple[str, ...]] = {
     kind.key: tuple(action.value for action in kind.actions) for kind in METERS.values()
 }
 NEEDS_AMOUNT = frozenset(
-    {*(kind.loss.value for kind in METERS.values()), SheetEvent.Kind.STABILISE.value, SheetEvent.Kind.HEAL.value}
+    {*(kind.loss.value for kind in METERS.values()), HitosEvent.STABILISE.value, HitosEvent.HEAL.value}
 )

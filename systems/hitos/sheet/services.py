@@ -34,8 +34,9 @@ from rules.meters import Meter
 from sheets.models import Character, SheetEvent
 from sheets.services import require_submitted, sheet_log
 from sheets.services import sheet_review as core_review
+from systems.hitos.campaign import gm_pool, with_gm_pool
 from systems.hitos.health import meter_check
-from systems.hitos.models import CHARACTERISTIC_FIELDS, Aspect, HitosSheet, Skill, Weapon
+from systems.hitos.models import CHARACTERISTIC_FIELDS, Aspect, HitosEvent, HitosSheet, Skill, Weapon
 from systems.hitos.sheet.meters import HEALTH as HEALTH
 from systems.hitos.sheet.meters import MENTAL as MENTAL
 from systems.hitos.sheet.meters import METER_ACTIONS as METER_ACTIONS
@@ -258,10 +259,26 @@ def sheet_update(*, character: Character, actor, data: SheetData, reason: str = 
     return character
 
 
-def _locked(character: Character) -> Character:
-    """The character again, its row locked until the transaction ends, with
-    its campaign and sheet (read after the lock: what the last writer left)."""
-    return Character.objects.select_for_update(of=("self",)).select_related("campaign", "hitos").get(pk=character.pk)
+def _locked(character: Character, *, same_skills: bool = False) -> Character:
+    """The character again, its row locked until the transaction ends (the
+    table's lock order: characters before the roll log's head), with its
+    campaign and its sheet. The sheet is read after the lock, by a query of
+    its own, so it is what the last writer committed. ``same_skills``: keep
+    the skills the caller loaded (for the meters, which do not depend on them:
+    Combate only moves Defensa)."""
+    locked = Character.objects.select_for_update(of=("self",)).select_related("campaign").get(pk=character.pk)
+    _attach_sheets([locked])
+    skills = getattr(character, "_prefetched_objects_cache", {}).get("skills")
+    if same_skills and skills is not None:
+        locked._prefetched_objects_cache = {"skills": skills}
+    return locked
+
+
+def _attach_sheets(characters: list[Character]) -> None:
+    """Load the sheets of characters whose rows this transaction has locked."""
+    sheets = HitosSheet.objects.in_bulk([c.pk for c in characters])
+    for character in characters:
+        character.hitos = sheets[character.pk]
 
 
 def sheet_warnings(character: Character) -> list[str]:
@@ -373,7 +390,7 @@ def _meter_change(
     the marks and log a ``SheetEvent`` with the meter before and after."""
     with transaction.atomic():
         # Lock the sheet row: concurrent marks queue here instead of overwriting each other.
-        locked = _locked(character)
+        locked = _locked(character, same_skills=True)
         before = kind.snapshot(locked.hitos)
         current = kind.meter(locked.hitos)
         try:
@@ -511,7 +528,7 @@ def meter_stabilise(
         character,
         actor,
         kind,
-        SheetEvent.Kind.STABILISE,
+        HitosEvent.STABILISE,
         lambda locked, current: _Marks(current.stabilise(amount), str(amount)),
         reason=reason,
         post=post,
@@ -526,7 +543,7 @@ def meter_heal(*, character: Character, actor, meter: str, amount: int, reason: 
         character,
         actor,
         kind,
-        SheetEvent.Kind.HEAL,
+        HitosEvent.HEAL,
         lambda locked, current: _Marks(current.heal(amount), str(amount)),
         reason=reason,
         post=post,
@@ -589,9 +606,9 @@ def meter_apply(
         return meter_mark(**common, amount=amount, scene=scene)
     if action == kind.shock:
         return meter_shock(**common)
-    if action == SheetEvent.Kind.STABILISE:
+    if action == HitosEvent.STABILISE:
         return meter_stabilise(**common, amount=amount)
-    if action == SheetEvent.Kind.HEAL:
+    if action == HitosEvent.HEAL:
         return meter_heal(**common, amount=amount)
     return meter_recovery_roll(**common, rested=rested, scene=scene)
 
@@ -626,16 +643,14 @@ def drama_move(*, campaign, transfers, actor, reason: str, post=None, roll=None)
         locked_campaign = Campaign.objects.select_for_update().get(pk=campaign.pk) if GM_POOL in accounts else None
         characters = {
             drama_account(c): c
-            for c in Character.objects.select_for_update(of=("self",))
-            .select_related("hitos")
-            .filter(pk__in=character_ids)
-            .order_by("pk")
+            for c in Character.objects.select_for_update(of=("self",)).filter(pk__in=character_ids).order_by("pk")
         }
+        _attach_sheets(list(characters.values()))
         if len(characters) != len(character_ids):
             raise ValidationError(_("Ese personaje ya no existe."))
         balances = {key: c.hitos.drama_points for key, c in characters.items()}
         if locked_campaign is not None:
-            balances[GM_POOL] = locked_campaign.gm_drama_points
+            balances[GM_POOL] = gm_pool(locked_campaign)
         try:
             after = apply_transfers(balances, transfers)
         except NotEnoughPoints as short:
@@ -655,7 +670,7 @@ def drama_move(*, campaign, transfers, actor, reason: str, post=None, roll=None)
                     character,
                     campaign,
                     actor,
-                    SheetEvent.Kind.DRAMA,
+                    HitosEvent.DRAMA,
                     f"{balances[key]} → {after[key]}",
                     reason=reason,
                     post=post,
@@ -664,14 +679,14 @@ def drama_move(*, campaign, transfers, actor, reason: str, post=None, roll=None)
                     after={"drama_points": after[key]},
                 )
         if locked_campaign is not None and after[GM_POOL] != balances[GM_POOL]:
-            locked_campaign.gm_drama_points = after[GM_POOL]
-            locked_campaign.save(update_fields=["gm_drama_points"])
-            campaign.gm_drama_points = after[GM_POOL]
+            locked_campaign.game_state = with_gm_pool(locked_campaign, after[GM_POOL])
+            locked_campaign.save(update_fields=["game_state"])
+            campaign.game_state = locked_campaign.game_state
             sheet_log(
                 None,
                 campaign,
                 actor,
-                SheetEvent.Kind.DRAMA,
+                HitosEvent.DRAMA,
                 f"{gm_pool_label()}: {balances[GM_POOL]} → {after[GM_POOL]}",
                 reason=reason,
                 post=post,
@@ -702,20 +717,20 @@ def gm_pool_set(*, campaign, actor, value: int, reason: str):
         raise ValidationError(_("Indica el motivo del cambio."))
     with transaction.atomic():
         locked = Campaign.objects.select_for_update().get(pk=campaign.pk)
-        before = locked.gm_drama_points
-        locked.gm_drama_points = value
-        locked.save(update_fields=["gm_drama_points"])
+        before = gm_pool(locked)
+        locked.game_state = with_gm_pool(locked, value)
+        locked.save(update_fields=["game_state"])
         sheet_log(
             None,
             locked,
             actor,
-            SheetEvent.Kind.DRAMA,
+            HitosEvent.DRAMA,
             f"{gm_pool_label()}: {before} → {value}",
             reason=reason,
             before={"gm_drama_points": before},
             after={"gm_drama_points": value},
         )
-    campaign.gm_drama_points = value
+    campaign.game_state = locked.game_state
     return locked
 
 
@@ -749,7 +764,7 @@ def aspect_add_temporary(*, character: Character, actor, phrase: str, duration: 
         character,
         character.campaign,
         actor,
-        SheetEvent.Kind.ASPECT,
+        HitosEvent.ASPECT,
         _("nuevo aspecto temporal «%(phrase)s» (%(duration)s)")
         % {"phrase": phrase, "duration": aspect.get_duration_display()},
     )
@@ -781,7 +796,7 @@ def aspect_change(
         text = _("retira «%(phrase)s»") % {"phrase": aspect.phrase}
     else:
         raise ValidationError(_("Acción desconocida."))
-    sheet_log(character, character.campaign, actor, SheetEvent.Kind.ASPECT, text, reason=reason)
+    sheet_log(character, character.campaign, actor, HitosEvent.ASPECT, text, reason=reason)
     return aspect
 
 
@@ -798,12 +813,9 @@ def campaign_new_session(*, campaign, actor, reason: str = "", new_story: bool =
     ending = [Aspect.Duration.SCENE, Aspect.Duration.SESSION] + ([Aspect.Duration.STORY] if new_story else [])
     recovering = [Aspect.Duration.SESSION] + ([Aspect.Duration.STORY] if new_story else [])
     characters = list(
-        Character.objects.select_for_update(of=("self",))
-        .select_related("hitos")
-        .filter(campaign=campaign)
-        .player_characters()
-        .approved()
+        Character.objects.select_for_update(of=("self",)).filter(campaign=campaign).player_characters().approved()
     )
+    _attach_sheets(characters)
     for character in characters:
         sheet = character.hitos
         before = sheet.drama_points
@@ -813,7 +825,7 @@ def campaign_new_session(*, campaign, actor, reason: str = "", new_story: bool =
             character,
             campaign,
             actor,
-            SheetEvent.Kind.NEW_SESSION,
+            HitosEvent.NEW_SESSION,
             f"{before} → {sheet.drama_points}",
             reason=reason,
             before={"drama_points": before},
@@ -829,7 +841,7 @@ def campaign_new_session(*, campaign, actor, reason: str = "", new_story: bool =
     }
     if new_story:
         summary += " · " + _("nueva historia")
-    sheet_log(None, campaign, actor, SheetEvent.Kind.NEW_SESSION, summary, reason=reason)
+    sheet_log(None, campaign, actor, HitosEvent.NEW_SESSION, summary, reason=reason)
     return len(characters)
 
 
@@ -845,7 +857,7 @@ def campaign_new_scene(*, campaign, actor, reason: str = "") -> int:
         None,
         campaign,
         actor,
-        SheetEvent.Kind.NEW_SCENE,
+        HitosEvent.NEW_SCENE,
         _("%(n)s aspectos temporales terminados") % {"n": ended},
         reason=reason,
     )

@@ -27,7 +27,7 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from accounts.limits import refusal_message
-from campaigns.models import Campaign, SceneAspect
+from campaigns.models import Campaign
 from campaigns.models import Scene as CampaignScene
 from campaigns.permissions import Access, campaign_access, can_view_campaign, visible_scenes
 from hitos_site.htmx import HtmxHttpRequest, page_or_fragment, wants_fragment
@@ -36,7 +36,7 @@ from sheets import permissions as perms
 from sheets import services as core
 from sheets.models import CampaignSheetOptions, Character, SheetEvent
 from sheets.views import sheet_campaign
-from systems.hitos.models import CHARACTERISTIC_FIELDS, Aspect, sheet_options
+from systems.hitos.models import CHARACTERISTIC_FIELDS, Aspect, SceneAspect, sheet_options
 from systems.hitos.sheet import services
 from systems.hitos.sheet.forms import (
     AspectActionForm,
@@ -59,6 +59,7 @@ from systems.hitos.sheet.forms import (
     weapons_initial,
 )
 from systems.hitos.sheet.meters import METERS
+from systems.hitos.sheet.permissions import can_mark
 
 SYSTEM = "hitos"
 NPC_HIDDEN_SCORES = ("entereza", "estabilidad")
@@ -144,13 +145,13 @@ def _meter_rows(meter, row: int, states) -> list[tuple[str, list[str]]]:
 def _detail_context(access: Access, character: Character, options: CampaignSheetOptions, **forms) -> dict:
     campaign = character.campaign
     private = perms.can_see_private(access, character)
-    can_mark = perms.can_mark(access, character)
+    may_mark = can_mark(access, character)
     context = {
         "campaign": campaign,
         "access": access,
         "character": character,
         "private": private,
-        "can_mark": can_mark,
+        "can_mark": may_mark,
         "can_edit": perms.can_edit_sheet(access, character),
         "can_notes": perms.can_edit_notes(access, character),
         "can_submit": perms.can_submit(access, character),
@@ -167,7 +168,7 @@ def _detail_context(access: Access, character: Character, options: CampaignSheet
     }
     if private:
         context["warnings"] = services.sheet_warnings(character) if not character.is_npc else []
-    if can_mark:
+    if may_mark:
         context["health_form"] = forms.get("health_form") or MeterForm(meter=services.HEALTH, campaign=campaign)
         context["mental_form"] = forms.get("mental_form") or MeterForm(meter=services.MENTAL, campaign=campaign)
         context["drama_form"] = forms.get("drama_form") or DramaForm(campaign=campaign)
@@ -451,7 +452,7 @@ def _play_response(request: HtmxHttpRequest, access, character, options, partial
 @login_required
 @require_POST
 def meter_update(request: HtmxHttpRequest, slug: str, character_id: int, meter: str) -> HttpResponse:
-    character, access, options = _sheet_for(request, slug, character_id, need=perms.can_mark)
+    character, access, options = _sheet_for(request, slug, character_id, need=can_mark)
     if meter not in (services.HEALTH, services.MENTAL) or (character.is_npc and meter == services.MENTAL):
         raise Http404
     form = MeterForm(request.POST, meter=meter, campaign=character.campaign)
@@ -488,7 +489,7 @@ def meter_update(request: HtmxHttpRequest, slug: str, character_id: int, meter: 
 @login_required
 @require_POST
 def drama_update(request: HtmxHttpRequest, slug: str, character_id: int) -> HttpResponse:
-    character, access, options = _sheet_for(request, slug, character_id, need=perms.can_mark)
+    character, access, options = _sheet_for(request, slug, character_id, need=can_mark)
     if character.is_npc:
         raise PermissionDenied(_("Los PNJ no tienen puntos dramáticos (H24)."))
     form = DramaForm(request.POST, campaign=character.campaign)
@@ -511,7 +512,7 @@ def drama_update(request: HtmxHttpRequest, slug: str, character_id: int) -> Http
 @login_required
 @require_POST
 def aspect_create(request: HtmxHttpRequest, slug: str, character_id: int) -> HttpResponse:
-    character, access, options = _sheet_for(request, slug, character_id, need=perms.can_mark)
+    character, access, options = _sheet_for(request, slug, character_id, need=can_mark)
     form = AspectForm(request.POST)
     if form.is_valid():
         services.aspect_add_temporary(character=character, actor=request.user, **form.cleaned_data)
@@ -522,7 +523,7 @@ def aspect_create(request: HtmxHttpRequest, slug: str, character_id: int) -> Htt
 @login_required
 @require_POST
 def aspect_update(request: HtmxHttpRequest, slug: str, character_id: int, aspect_id: int) -> HttpResponse:
-    character, access, options = _sheet_for(request, slug, character_id, need=perms.can_mark)
+    character, access, options = _sheet_for(request, slug, character_id, need=can_mark)
     aspect = get_object_or_404(Aspect.objects.active(), pk=aspect_id, character=character)
     aspect.character = character
     form = AspectActionForm(request.POST)

@@ -13,8 +13,9 @@ from campaigns.models import Notification
 from rolls.models import RollEntry
 from sheets.models import SheetEvent
 from systems.hitos.activations import services as activations
+from systems.hitos.campaign import gm_pool
 from systems.hitos.checks.services import check_setup, table_check
-from systems.hitos.models import Activation, Aspect, Skill, TableRollKind
+from systems.hitos.models import Activation, Aspect, HitosEvent, Skill, TableRollKind
 from table.models import TableRoll
 from tests.conftest import client_for
 from tests.factories import client_seed
@@ -74,7 +75,7 @@ def test_owner_pays_one_point_and_the_reroll_reads_positively(play, roll):
     assert signed["aspect"] == "Ágil como una gata"
     assert signed["payment"] == "point"
     assert signed["game"]["reading"] == "positive"
-    event = SheetEvent.objects.get(character=play.ines, kind=SheetEvent.Kind.DRAMA)
+    event = SheetEvent.objects.get(character=play.ines, kind=HitosEvent.DRAMA)
     assert (event.before, event.after, event.actor) == ({"drama_points": 3}, {"drama_points": 2}, play.ana)
     assert "Ágil como una gata" in event.reason
 
@@ -88,7 +89,7 @@ def test_exhausting_an_own_aspect_costs_no_point(play, roll):
     assert play.ines.hitos.drama_points == 3
     assert play.ines_aspect.exhausted_until == Aspect.Duration.SESSION
     assert roll.latest.entry["payment"] == "exhaust"
-    assert SheetEvent.objects.filter(character=play.ines, kind=SheetEvent.Kind.ASPECT).count() == 1
+    assert SheetEvent.objects.filter(character=play.ines, kind=HitosEvent.ASPECT).count() == 1
     # An exhausted aspect cannot be used again by its own player.
     second = roll_for(play)
     with pytest.raises(ValidationError):
@@ -147,7 +148,7 @@ def test_the_gm_activates_for_an_npc_from_the_pool(play):
         table_roll=npc_roll, user=play.gm, aspect_choice=f"s{play.scene_aspect.pk}", positions=[0], payment="point"
     )
     refresh(play.campaign)
-    assert play.campaign.gm_drama_points == 4
+    assert gm_pool(play.campaign) == 4
     assert Activation.objects.get().payment == Activation.Payment.GM_POOL
 
 
@@ -212,12 +213,12 @@ def test_gm_negative_pays_from_the_pool_and_notifies_the_owner(play, roll, monke
     monkeypatch.setattr(timezone, "now", lambda: moment)
     activation = negative_by_gm(play, roll)
     refresh(play.campaign, play.ines)
-    assert play.campaign.gm_drama_points == 4
+    assert gm_pool(play.campaign) == 4
     assert play.ines.hitos.drama_points == 3
     assert activation.status == Activation.Status.PENDING
     assert activation.positions == [0, 1]
     assert activation.deadline == moment + timedelta(hours=48)
-    notification = Notification.objects.get(user=play.ana, kind=Notification.Kind.ACTIVATION)
+    notification = Notification.objects.get(user=play.ana, kind=Notification.Kind.ANSWER)
     assert "Ágil como una gata" in notification.text
     assert RollEntry.objects.filter(kind="reroll").count() == 0
 
@@ -227,7 +228,7 @@ def test_accepting_rerolls_negatively_and_gains_a_point(play, roll):
     activation = negative_by_gm(play, roll)
     activations.answer_negative(activation=activation, user=play.ana, accept=True)
     refresh(play.campaign, play.ines, roll, activation)
-    assert (play.campaign.gm_drama_points, play.ines.hitos.drama_points) == (4, 4)
+    assert (gm_pool(play.campaign), play.ines.hitos.drama_points) == (4, 4)
     assert activation.status == Activation.Status.ACCEPTED
     assert activation.reroll == roll.latest
     assert roll.latest.entry["game"]["reading"] == "negative"
@@ -241,7 +242,7 @@ def test_cancelling_costs_the_owner_a_point_and_pays_the_gm_two(play, roll):
     activation = negative_by_gm(play, roll)
     activations.answer_negative(activation=activation, user=play.ana, accept=False)
     refresh(play.campaign, play.ines, roll, activation)
-    assert (play.campaign.gm_drama_points, play.ines.hitos.drama_points) == (6, 2)
+    assert (gm_pool(play.campaign), play.ines.hitos.drama_points) == (6, 2)
     assert activation.status == Activation.Status.CANCELLED
     assert roll.latest == roll.first
 
@@ -256,7 +257,7 @@ def test_cancelling_without_points_is_refused_and_changes_nothing(play, roll):
     assert counts() == before
     refresh(activation, play.campaign)
     assert activation.status == Activation.Status.PENDING
-    assert play.campaign.gm_drama_points == 4
+    assert gm_pool(play.campaign) == 4
 
 
 def test_a_player_negative_activation(play, roll):
@@ -345,7 +346,7 @@ def test_a_negative_activation_against_an_npc_is_answered_by_the_gm(play):
     activations.answer_negative(activation=activation, user=play.gm, accept=True)
     refresh(play.campaign, play.ines)
     # H24 — the NPC's point goes to the GM's pool.
-    assert (play.ines.hitos.drama_points, play.campaign.gm_drama_points) == (2, 6)
+    assert (play.ines.hitos.drama_points, gm_pool(play.campaign)) == (2, 6)
 
 
 # --- Views ---------------------------------------------------------------------------------

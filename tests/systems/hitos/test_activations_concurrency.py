@@ -14,7 +14,7 @@ from rolls.models import RollEntry
 from sheets.models import SheetEvent
 from systems.hitos.activations import services as activations
 from systems.hitos.checks.services import check_setup, table_check
-from systems.hitos.models import Activation
+from systems.hitos.models import Activation, HitosEvent
 from tests.conftest import make_world
 from tests.factories import client_seed
 
@@ -90,4 +90,4 @@ def test_twenty_activations_spend_the_last_point_once(same_roll):
     assert Activation.objects.count() == 1
     assert RollEntry.objects.count() == entries_before + 1
     assert RollEntry.objects.filter(kind=RollEntry.Kind.REROLL).count() == 1
-    assert SheetEvent.objects.filter(character=play.ines, kind=SheetEvent.Kind.DRAMA).count() == 1
+    assert SheetEvent.objects.filter(character=play.ines, kind=HitosEvent.DRAMA).count() == 1

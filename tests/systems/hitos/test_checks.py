@@ -12,7 +12,9 @@ from rules import hitos
 from rules.hitos_drama import BANK, GM_POOL, Transfer
 from rules.probability import success_probability
 from sheets.models import SheetEvent
+from systems.hitos.campaign import gm_pool
 from systems.hitos.checks import services as table
+from systems.hitos.models import HitosEvent
 from systems.hitos.sheet import services as sheet_services
 from table.models import TableRoll
 from tests.factories import client_seed
@@ -142,8 +144,8 @@ def test_drama_move_between_character_and_gm_pool_is_logged(play):
     assert after == {ines: 2, GM_POOL: 6}
     play.ines.refresh_from_db()
     play.campaign.refresh_from_db()
-    assert play.ines.hitos.drama_points == 2 and play.campaign.gm_drama_points == 6
-    events = SheetEvent.objects.filter(kind=SheetEvent.Kind.DRAMA)
+    assert play.ines.hitos.drama_points == 2 and gm_pool(play.campaign) == 6
+    events = SheetEvent.objects.filter(kind=HitosEvent.DRAMA)
     assert events.count() == 2
     assert events.filter(character=None, before={"gm_drama_points": 5}, after={"gm_drama_points": 6}).exists()
     assert events.get(character=play.ines).actor == play.gm
@@ -161,13 +163,13 @@ def test_drama_move_never_goes_below_zero_and_changes_nothing(play):
             reason="x",
         )
     play.campaign.refresh_from_db()
-    assert play.campaign.gm_drama_points == 5
+    assert gm_pool(play.campaign) == 5
     assert not SheetEvent.objects.exists()
 
 
 def test_gm_pool_empty_message(play):
-    play.campaign.gm_drama_points = 0
-    play.campaign.save()
+    play.campaign.game_state = {"gm_pool": 0}
+    play.campaign.save(update_fields=["game_state"])
     with pytest.raises(ValidationError, match="reserva de la dirección"):
         sheet_services.drama_move(
             campaign=play.campaign, transfers=[Transfer(GM_POOL, BANK)], actor=play.gm, reason="x"
@@ -181,7 +183,7 @@ def test_gm_pool_set_needs_reason_and_range(play):
         sheet_services.gm_pool_set(campaign=play.campaign, actor=play.gm, value=-1, reason="x")
     sheet_services.gm_pool_set(campaign=play.campaign, actor=play.gm, value=8, reason="Nueva sesión")
     play.campaign.refresh_from_db()
-    assert play.campaign.gm_drama_points == 8
+    assert gm_pool(play.campaign) == 8
     assert SheetEvent.objects.get(character=None).reason == "Nueva sesión"
 
 

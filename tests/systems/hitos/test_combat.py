@@ -13,9 +13,10 @@ from rolls.models import RollEntry
 from rules import hitos
 from rules.hitos_combat import attack_damage
 from sheets.models import Character, SheetEvent
+from systems.hitos.campaign import gm_pool
 from systems.hitos.checks.services import lock_table_roll, table_reroll
 from systems.hitos.combat import services as combat_services
-from systems.hitos.models import Aspect, Combatant, TableRollKind
+from systems.hitos.models import Aspect, Combatant, HitosEvent, TableRollKind
 
 
 def access(play, user):
@@ -253,7 +254,7 @@ def test_a_fumble_misses_and_proposes_a_negative_aspect_for_the_attacker(play, d
         combat_services.critical_effect_confirm(attack=made, access=access(play, play.ana), confirm=True, phrase="x")
     combat_services.critical_effect_confirm(attack=made, access=access(play, play.gm), confirm=True, phrase="Desarmada")
     assert play.ines.aspects.get(kind=Aspect.Kind.TEMPORARY).phrase == "Desarmada"
-    event = SheetEvent.objects.filter(character=play.ines, kind=SheetEvent.Kind.ASPECT).get()
+    event = SheetEvent.objects.filter(character=play.ines, kind=HitosEvent.ASPECT).get()
     assert event.actor == play.gm
 
 
@@ -295,19 +296,19 @@ def test_an_aspect_shifts_the_damage_code_for_a_drama_point(play, dice):
     assert (damage.code.text, damage.total) == ("M", 11)
     play.ines.refresh_from_db()
     assert play.ines.hitos.drama_points == 2
-    event = SheetEvent.objects.get(character=play.ines, kind=SheetEvent.Kind.DRAMA)
+    event = SheetEvent.objects.get(character=play.ines, kind=HitosEvent.DRAMA)
     assert "Ágil como una gata" in event.reason and event.roll_id == made.table_roll.latest_id
 
 
 def test_the_npc_side_pays_a_shift_down_from_the_gm_pool(play, dice):
-    play.campaign.gm_drama_points = 2
-    play.campaign.save()
+    play.campaign.game_state = {"gm_pool": 2}
+    play.campaign.save(update_fields=["game_state"])
     combat = start(play)
     dice.append([9, 3, 7])
     made = attack(play, combat, play.ines, play.npc)
     combat_services.attack_shift(attack=made, access=access(play, play.gm), steps=-1, aspect="Chaqueta de cuero")
     play.campaign.refresh_from_db()
-    assert play.campaign.gm_drama_points == 1
+    assert gm_pool(play.campaign) == 1
     assert combat_services.attack_damage_for(Attack_get(made)).code.text == "m"
 
 
@@ -348,11 +349,11 @@ def test_applying_damage_marks_the_targets_meter_and_tells_its_player(play, dice
     assert RollEntry.objects.count() == before
     play.tomas.refresh_from_db()
     assert play.tomas.hitos.health_slashes + play.tomas.hitos.health_crosses == 3
-    event = SheetEvent.objects.get(character=play.tomas, kind=SheetEvent.Kind.DAMAGE)
+    event = SheetEvent.objects.get(character=play.tomas, kind=HitosEvent.DAMAGE)
     assert (event.actor, event.summary, event.roll_id) == (play.gm, "3", made.table_roll.latest_id)
     made.refresh_from_db()
     assert (made.damage_applied, made.applied_by) == (3, play.gm)
-    note = Notification.objects.get(user=play.bruno, kind=Notification.Kind.HARM)
+    note = Notification.objects.get(user=play.bruno, kind=Notification.Kind.CHARACTER)
     assert note.text == "Tomás Ferrer recibe 3 de daño."
     assert note.url.endswith(f"/combate/#attack-{made.pk}")
     with pytest.raises(ValidationError, match="ya está aplicado"):
@@ -366,7 +367,7 @@ def test_damage_reaching_aguante_rolls_the_mass_damage_test(play, dice):
     combat_services.damage_apply(attack=made, access=access(play, play.gm))
     test = RollEntry.objects.get(purpose__startswith="Prueba de daño masivo")
     assert test.character_id == play.tomas.pk
-    event = SheetEvent.objects.get(character=play.tomas, kind=SheetEvent.Kind.DAMAGE)
+    event = SheetEvent.objects.get(character=play.tomas, kind=HitosEvent.DAMAGE)
     assert event.roll_id == test.pk
 
 
@@ -376,7 +377,7 @@ def test_only_the_gm_applies_damage(play, dice):
     made = attack(play, combat, play.ines, play.tomas, user=play.ana)
     with pytest.raises(PermissionDenied):
         combat_services.damage_apply(attack=made, access=access(play, play.ana))
-    assert not SheetEvent.objects.filter(kind=SheetEvent.Kind.DAMAGE).exists()
+    assert not SheetEvent.objects.filter(kind=HitosEvent.DAMAGE).exists()
 
 
 def test_codes_with_extra_dice_are_refused(play):
@@ -450,7 +451,7 @@ def test_damage_absorbed_by_armour_tells_nobody(play, dice):
     combat_services.damage_apply(attack=made, access=access(play, play.gm))
     made.refresh_from_db()
     assert made.damage_applied == 0
-    assert not Notification.objects.filter(kind=Notification.Kind.HARM).exists()
+    assert not Notification.objects.filter(kind=Notification.Kind.CHARACTER).exists()
 
 
 def test_an_attack_the_gm_rolls_for_a_player_character_is_answered_by_its_player(play, dice):

@@ -11,7 +11,7 @@ from campaigns.permissions import campaign_access
 from rules import hitos
 from sheets.models import SheetEvent
 from systems.hitos.combat import services as combat_services
-from systems.hitos.models import Attack, Combat, Combatant, HitosSheet
+from systems.hitos.models import Attack, Combat, Combatant, HitosEvent, HitosSheet
 from tests.conftest import client_for
 from tests.factories import client_seed
 
@@ -268,11 +268,11 @@ def test_the_gm_attacks_with_an_npcs_usual_attack_and_applies_the_damage(play, d
     assert html.lstrip().startswith('<section id="combat-attacks"')
     # M 9 + the NPC's melee bonus (5 + 4) ÷ 4 = 2.
     assert "Daño aplicado: 11" in html
-    assert SheetEvent.objects.filter(character=play.tomas, kind=SheetEvent.Kind.DAMAGE).count() == 1
-    assert Notification.objects.filter(user=play.bruno, kind=Notification.Kind.HARM).count() == 1
+    assert SheetEvent.objects.filter(character=play.tomas, kind=HitosEvent.DAMAGE).count() == 1
+    assert Notification.objects.filter(user=play.bruno, kind=Notification.Kind.CHARACTER).count() == 1
     response = client.post(url(play, "combat-damage-apply", attack.pk), **HTMX)
     assert "Este daño ya está aplicado." in response.content.decode()
-    assert SheetEvent.objects.filter(character=play.tomas, kind=SheetEvent.Kind.DAMAGE).count() == 1
+    assert SheetEvent.objects.filter(character=play.tomas, kind=HitosEvent.DAMAGE).count() == 1
 
 
 def test_players_cannot_apply_damage_or_decide_effects(play):

@@ -11,7 +11,8 @@ from django.utils import timezone
 
 from sheets.models import SheetEvent
 from systems.hitos.activations import services as activations
-from systems.hitos.models import Activation
+from systems.hitos.campaign import gm_pool
+from systems.hitos.models import Activation, HitosEvent
 from tests.conftest import client_for
 
 
@@ -59,8 +60,8 @@ def test_outsiders_are_refused(play, private_play):
 
 
 def test_the_page_costs_the_same_queries_whatever_its_length(play, django_assert_max_num_queries):
-    play.campaign.gm_drama_points = 99
-    play.campaign.save(update_fields=["gm_drama_points"])
+    play.campaign.game_state = {"gm_pool": 99}
+    play.campaign.save(update_fields=["game_state"])
     for n in range(5):
         activations.narrative_activation(
             campaign=play.campaign, user=play.gm, character_or_gm=None, aspect_text=f"Niebla {n}", note="Se espesa"
@@ -98,15 +99,15 @@ def test_the_gm_sets_the_pool_with_a_reason(play):
     response = client_for(play.gm).post(url, {"value": "8", "reason": "Nueva sesión"})
     assert response.status_code == 302
     refresh(play.campaign)
-    assert play.campaign.gm_drama_points == 8
-    event = SheetEvent.objects.get(character=None, kind=SheetEvent.Kind.DRAMA)
+    assert gm_pool(play.campaign) == 8
+    event = SheetEvent.objects.get(character=None, kind=HitosEvent.DRAMA)
     assert (event.before, event.after, event.reason) == ({"gm_drama_points": 5}, {"gm_drama_points": 8}, "Nueva sesión")
     # Without a reason the form comes back with what was typed.
     response = client_for(play.gm).post(url, {"value": "3", "reason": ""})
     assert response.status_code == 200
     assert 'value="3"' in response.content.decode()
     refresh(play.campaign)
-    assert play.campaign.gm_drama_points == 8
+    assert gm_pool(play.campaign) == 8
     assert client_for(play.ana).post(url, {"value": "50", "reason": "¡Ja!"}).status_code == 403
     assert client_for(play.outsider).post(url, {"value": "50", "reason": "x"}).status_code == 403
 
@@ -154,14 +155,14 @@ def test_narrative_harm_refused_through_the_page(play):
     assert response.status_code == 302
     activation = Activation.objects.get()
     refresh(play.campaign)
-    assert play.campaign.gm_drama_points == 4
+    assert gm_pool(play.campaign) == 4
     page = client_for(play.bruno).get(drama_url(play)).content.decode()
     assert "Rechazar (el punto vuelve a quien lo gastó)" in page
     answer = reverse("hitos:activation-answer", args=[activation.pk])
     response = client_for(play.bruno).post(answer, {"respuesta": "cancelar"})
     assert response.status_code == 302
     refresh(play.campaign, play.tomas, activation)
-    assert (play.campaign.gm_drama_points, play.tomas.hitos.drama_points) == (5, 3)
+    assert (gm_pool(play.campaign), play.tomas.hitos.drama_points) == (5, 3)
     assert activation.status == Activation.Status.CANCELLED
 
 
@@ -227,7 +228,7 @@ def test_narrative_harm_notifies_the_affected_player(play):
         note="La lámpara cae junto a Tomás",
         affected=play.tomas,
     )
-    notification = Notification.objects.get(kind=Notification.Kind.ACTIVATION)
+    notification = Notification.objects.get(kind=Notification.Kind.ANSWER)
     assert notification.user == play.bruno
     assert "Tomás Ferrer" in notification.text and "Torpe" in notification.text
     assert notification.url.endswith(f"/partidas/{play.campaign.slug}/drama/")

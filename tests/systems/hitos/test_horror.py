@@ -14,7 +14,7 @@ from rules.hitos_health import HORROR_LEVELS, horror_level
 from rules.hitos_health import horror as rules_horror
 from sheets.models import Character, SheetEvent
 from systems.hitos.horror import services as horror
-from systems.hitos.models import HorrorExposure, HorrorTest, TableRollKind
+from systems.hitos.models import HitosEvent, HorrorExposure, HorrorTest, TableRollKind
 from tests.conftest import client_for
 from tests.factories import client_seed
 
@@ -120,7 +120,7 @@ def test_the_loss_lands_on_the_mental_meter_with_a_sheet_event_linked_to_the_rol
     assert exposure.loss == 6
     play.ines.refresh_from_db()
     assert play.ines.hitos.mental_slashes == 6
-    event = SheetEvent.objects.get(character=play.ines, kind=SheetEvent.Kind.IMBALANCE)
+    event = SheetEvent.objects.get(character=play.ines, kind=HitosEvent.IMBALANCE)
     assert event.actor == play.gm
     assert event.roll_id == exposure.table_roll.first.pk
     assert event.before["slashes"] == 0 and event.after["slashes"] == 6
@@ -136,7 +136,7 @@ def test_h77_a_loss_reaching_entereza_rolls_the_trauma_test(play, fixed_dice):
     assert exposure.loss == 12
     trauma = RollEntry.objects.get(purpose__icontains="trauma")
     assert trauma.character == play.ines
-    event = SheetEvent.objects.get(character=play.ines, kind=SheetEvent.Kind.IMBALANCE)
+    event = SheetEvent.objects.get(character=play.ines, kind=HitosEvent.IMBALANCE)
     assert event.roll_id == trauma.pk
     play.ines.refresh_from_db()
     # Failed trauma test: every point of Estabilidad Mental is lost (Entereza 7 × 3 = 21).
@@ -149,8 +149,8 @@ def test_a_loss_of_zero_leaves_the_meter_alone(play, fixed_dice):
     test = _start(play, level="desasosiego", exposures=[(play.ines, 0, "")])
     exposure = horror.exposure_roll(exposure=_exposure(test, play.ines), actor=play.gm)
     assert exposure.loss == 0
-    assert not SheetEvent.objects.filter(character=play.ines, kind=SheetEvent.Kind.IMBALANCE).exists()
-    assert not Notification.objects.filter(kind=Notification.Kind.HARM).exists()
+    assert not SheetEvent.objects.filter(character=play.ines, kind=HitosEvent.IMBALANCE).exists()
+    assert not Notification.objects.filter(kind=Notification.Kind.CHARACTER).exists()
 
 
 def test_rolling_twice_is_refused(play):
@@ -167,13 +167,13 @@ def test_the_player_is_told_when_the_gm_rolls_for_their_character(play, fixed_di
     fixed_dice.extend([[2, 5, 6], [2, 3, 4]])
     test = _start(play)
     horror.exposure_roll(exposure=_exposure(test, play.ines), actor=play.gm)
-    notification = Notification.objects.get(kind=Notification.Kind.HARM)
+    notification = Notification.objects.get(kind=Notification.Kind.CHARACTER)
     assert notification.user == play.ana
     assert notification.text == "Inés Salcedo pierde 6 de Estabilidad Mental por el horror."
     assert notification.url.endswith(f"#exposicion-{_exposure(test, play.ines).pk}")
     # Tomás's player rolled himself: nobody to tell.
     horror.exposure_roll(exposure=_exposure(test, play.tomas), actor=play.bruno)
-    assert Notification.objects.filter(kind=Notification.Kind.HARM).count() == 1
+    assert Notification.objects.filter(kind=Notification.Kind.CHARACTER).count() == 1
 
 
 def test_only_the_gm_starts_and_choices_are_checked(play):

@@ -13,7 +13,8 @@ from django.utils import timezone
 
 from sheets.models import SheetEvent
 from systems.hitos.activations import services as activations
-from systems.hitos.models import Activation, Aspect
+from systems.hitos.campaign import gm_pool
+from systems.hitos.models import Activation, Aspect, HitosEvent
 from tests.conftest import client_for
 
 
@@ -67,9 +68,9 @@ def test_k17_a_narrative_element_paid_by_exhausting_an_own_aspect(play):
     # The aspect activated is the one exhausted.
     assert activation.aspect_text == "Ágil como una gata"
     event = SheetEvent.objects.get(character=play.ines)
-    assert event.kind == SheetEvent.Kind.ASPECT and event.actor == play.ana
+    assert event.kind == HitosEvent.ASPECT and event.actor == play.ana
     assert "Ágil como una gata" in event.reason and event.reason.endswith("Salta al tejado de la cochera")
-    assert not SheetEvent.objects.filter(kind=SheetEvent.Kind.DRAMA).exists()
+    assert not SheetEvent.objects.filter(kind=HitosEvent.DRAMA).exists()
     # H27 — exhausted, it cannot pay again until it recovers.
     with pytest.raises(ValidationError, match="ya está agotado"):
         exhaust_element(play)
@@ -139,7 +140,7 @@ def test_k17_h27_only_a_player_exhausts_and_only_their_own_aspect(play):
             exhaust_aspect_id=play.ines_aspect.pk,
         )
     refresh(play.campaign, play.ines)
-    assert (play.campaign.gm_drama_points, play.ines.hitos.drama_points) == (5, 3)
+    assert (gm_pool(play.campaign), play.ines.hitos.drama_points) == (5, 3)
 
 
 def test_k17_k15_accepting_an_exhausted_element_gains_no_point(play, monkeypatch):
@@ -152,7 +153,7 @@ def test_k17_k15_accepting_an_exhausted_element_gains_no_point(play, monkeypatch
     assert activation.status == Activation.Status.ACCEPTED
     assert (play.ines.hitos.drama_points, play.tomas.hitos.drama_points) == (3, 3)
     assert play.ines_aspect.exhausted
-    assert not SheetEvent.objects.filter(kind=SheetEvent.Kind.DRAMA).exists()
+    assert not SheetEvent.objects.filter(kind=HitosEvent.DRAMA).exists()
     # Settled by the GM after the deadline (as accepted): the same, nothing moves.
     play.ines_aspect.exhausted_until = ""
     play.ines_aspect.save(update_fields=["exhausted_until"])
@@ -194,11 +195,11 @@ def test_k17_k15_refusing_an_exhausted_element_gives_the_aspect_back(play):
     assert activation.status == Activation.Status.CANCELLED
     assert (play.ines.hitos.drama_points, play.tomas.hitos.drama_points) == (3, 0)
     assert not play.ines_aspect.exhausted
-    recovered = SheetEvent.objects.filter(character=play.ines, kind=SheetEvent.Kind.ASPECT).order_by("pk").last()
+    recovered = SheetEvent.objects.filter(character=play.ines, kind=HitosEvent.ASPECT).order_by("pk").last()
     assert recovered.actor == play.bruno
     assert "recupera «Ágil como una gata»" in recovered.summary
     assert "rechaza el elemento narrativo" in recovered.reason
-    assert not SheetEvent.objects.filter(kind=SheetEvent.Kind.DRAMA).exists()
+    assert not SheetEvent.objects.filter(kind=HitosEvent.DRAMA).exists()
 
 
 def test_k17_a_refusal_after_the_aspect_recovered_changes_nothing_more(play):

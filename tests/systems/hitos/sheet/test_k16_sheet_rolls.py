@@ -11,7 +11,7 @@ from rolls import rollog
 from rules.hitos import Reading
 from sheets.models import SheetEvent
 from systems.hitos.checks.services import lock_table_roll, table_reroll
-from systems.hitos.models import TableRollKind
+from systems.hitos.models import HitosEvent, TableRollKind
 from systems.hitos.sheet import services
 from table.cards import card
 from table.models import TableRoll
@@ -95,7 +95,7 @@ def test_k16_a_positive_activation_turns_a_failed_healing_roll_into_its_value(wo
     assert entry.entry["dice"] == [1, 2, 9]
     assert world.sheet.hitos.health_meter.lost == 0
     event = SheetEvent.objects.get(roll=entry)
-    assert event.kind == SheetEvent.Kind.HEALING_ROLL and event.actor == world.player
+    assert event.kind == HitosEvent.HEALING_ROLL and event.actor == world.player
     assert "recupera 6" in event.summary and event.before["slashes"] == 6 and event.after["slashes"] == 0
 
 

@@ -123,8 +123,8 @@ def test_wrong_method_is_405(world, name, method, status, data, expected):
 
 
 def test_player_with_self_marking_may_mark_own_sheet_only(world):
-    world.campaign.players_mark_own_meters = True
-    world.campaign.save()
+    world.campaign.rules_options = {"players_mark_own_meters": True}
+    world.campaign.save(update_fields=["rules_options"])
     data = {"resistencia-action": "damage", "resistencia-amount": "1"}
     url = reverse("hitos:meter-update", args=[world.campaign.slug, world.sheet.pk, "resistencia"])
     assert world.client("player").post(url, data).status_code == 302

@@ -307,8 +307,8 @@ def test_owner_marks_own_meters_only_when_the_campaign_allows_it(world):
     url = _url("meter-update", world, world.sheet.pk, "estabilidad")
     data = {"estabilidad-action": "imbalance", "estabilidad-amount": "2"}
     assert world.client("player").post(url, data).status_code == 403
-    world.campaign.players_mark_own_meters = True
-    world.campaign.save()
+    world.campaign.rules_options = {"players_mark_own_meters": True}
+    world.campaign.save(update_fields=["rules_options"])
     assert world.client("player").post(url, data).status_code == 302
     world.sheet.refresh_from_db()
     assert world.sheet.hitos.mental_slashes == 2

@@ -1,5 +1,6 @@
-"""The HITOS sheet left the shared character (``hitos`` 0003, ``sheets``
-0002): a database made before keeps every sheet, its rows and their ids."""
+"""HITOS's data left the forum's and the sheets' tables (issue 12): a
+database made before keeps every sheet, campaign setting and scene aspect,
+with their ids."""
 
 from __future__ import annotations
 
@@ -39,4 +40,36 @@ def test_the_sheet_columns_and_rows_survive_the_move():
     assert new.get_model("hitos", "Aspect").objects.get(pk=aspect.pk).character_id == ines.pk
     assert not hasattr(new.get_model("sheets", "Character")(), "fortaleza")
     # Back to every app's latest migration, the state the other tests expect.
+    _migrate(MigrationExecutor(connection).loader.graph.leaf_nodes())
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_campaigns_hitos_columns_and_scene_aspects_survive_the_move():
+    """``campaigns`` 0004 and ``hitos`` 0004: the GM's pool goes into
+    ``game_state``, the two table settings into ``rules_options``, and the
+    situation aspects keep their rows and the activations pointing at them."""
+    old = _migrate([("campaigns", "0003_system_default"), ("hitos", "0003_sheet")])
+    User = old.get_model("accounts", "User")
+    gm = User.objects.create(username="dj")
+    campaign = old.get_model("campaigns", "Campaign").objects.create(
+        title="Vieja",
+        slug="vieja",
+        gm=gm,
+        gm_drama_points=7,
+        players_mark_own_meters=True,
+        activation_deadline_hours=24,
+        rules_options={"strict_success": True},
+    )
+    scene = old.get_model("campaigns", "Scene").objects.create(campaign=campaign, title="Sótano")
+    aspect = old.get_model("campaigns", "SceneAspect").objects.create(scene=scene, phrase="Oscuridad")
+
+    new = _migrate([("campaigns", "0004_game_leaves_the_campaign"), ("hitos", "0004_scene_aspects")])
+    moved = new.get_model("campaigns", "Campaign").objects.get(pk=campaign.pk)
+    assert moved.game_state == {"gm_pool": 7}
+    assert moved.rules_options == {
+        "strict_success": True,
+        "players_mark_own_meters": True,
+        "activation_deadline_hours": 24,
+    }
+    assert new.get_model("hitos", "SceneAspect").objects.get(pk=aspect.pk).phrase == "Oscuridad"
     _migrate(MigrationExecutor(connection).loader.graph.leaf_nodes())

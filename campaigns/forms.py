@@ -42,6 +42,10 @@ class CampaignForm(forms.ModelForm):
     def __init__(self, *args, submit_label=None, **kwargs):
         super().__init__(*args, **kwargs)
         self.fields["title"].widget.attrs["autofocus"] = True
+        if self.instance.pk:
+            # The game is chosen once: its sheets, rolls and state are its own.
+            self.fields["system"].disabled = True
+            self.fields["system"].help_text = _("El sistema de juego se elige al crear la partida.")
         self.helper = FormHelper()
         self.helper.add_input(Submit("submit", submit_label or _("Crear partida")))
 

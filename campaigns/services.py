@@ -86,12 +86,16 @@ def campaign_create(*, gm, title: str, system: str, visibility: str, description
 
 
 def campaign_update(*, campaign: Campaign, **fields) -> Campaign:
+    """Change these fields (only these: a column another writer changes under
+    its lock, like the game's state, is never written back stale)."""
     for name, value in fields.items():
         setattr(campaign, name, value)
+    saved = list(fields)
     if "description" in fields:
         campaign.description_html = render_markdown(campaign.description)
+        saved.append("description_html")
     campaign.full_clean()
-    campaign.save()
+    campaign.save(update_fields=saved)
     return campaign
 
 
@@ -500,6 +504,8 @@ def campaign_export(*, access: Access) -> dict:
     game adds to each scene (``extensions.scene_export``)."""
     campaign = access.campaign
     scenes = list(visible_scenes(access).prefetch_related(*extensions.scene_prefetch()))
+    for scene in scenes:
+        scene.campaign = campaign
     posts = (
         readable_posts(access)
         .select_related("author", "character")

@@ -79,7 +79,8 @@ def sheet_review(*, character: Character, actor, approve: bool, comment: str = "
     returned with the GM's comment (the owner edits and submits again). The
     owner is told. A system with its own conditions for approving checks them
     first and then calls this."""
-    require_submitted(character)
+    # Lock the row and read its status again: two reviews cannot both pass.
+    require_submitted(Character.objects.select_for_update(of=("self",)).only("status").get(pk=character.pk))
     character.status = Character.Status.APPROVED if approve else Character.Status.RETURNED
     character.review_comment = comment
     character.reviewed_at = timezone.now()

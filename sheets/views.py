@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
+from django.contrib.auth.views import redirect_to_login
 from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
 from django.http import Http404, HttpResponse
@@ -34,8 +35,16 @@ def sheet_campaign(slug: str) -> Campaign:
     return get_object_or_404(Campaign.objects.select_related("gm", "sheet_options"), slug=slug)
 
 
+# The shared sheet pages someone without an account may read (when the
+# campaign shows its sheets); the rest ask to log in before anything else, so
+# they never tell whether a campaign exists.
+OPEN_PAGES = ("list", "detail")
+
+
 def system_page(request: HtmxHttpRequest, slug: str, page: str, **kwargs) -> HttpResponse:
     """A sheet page of the campaign's game system (404 when it has none)."""
+    if page not in OPEN_PAGES and not request.user.is_authenticated:
+        return redirect_to_login(request.get_full_path())
     campaign = sheet_campaign(slug)
     kind = kinds.get(campaign.system)
     view = kind.pages.get(page) if kind is not None else None

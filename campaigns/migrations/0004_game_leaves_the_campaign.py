@@ -14,7 +14,7 @@ SETTINGS = ("players_mark_own_meters", "activation_deadline_hours")
 
 def forwards(apps, schema_editor):
     Campaign = apps.get_model("campaigns", "Campaign")
-    for campaign in Campaign.objects.all().iterator():
+    for campaign in Campaign.objects.filter(system="hitos").iterator():
         campaign.game_state = {**(campaign.game_state or {}), "gm_pool": campaign.gm_drama_points}
         campaign.rules_options = {**(campaign.rules_options or {}), **{n: getattr(campaign, n) for n in SETTINGS}}
         campaign.save(update_fields=["game_state", "rules_options"])

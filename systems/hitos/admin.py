@@ -31,6 +31,12 @@ class AspectInline(admin.TabularInline):
 class HitosCharacterAdmin(CharacterAdmin):
     inlines = [HitosSheetInline, SkillInline, WeaponInline, AspectInline]
 
+    def save_related(self, request, form, formsets, change) -> None:
+        super().save_related(request, form, formsets, change)
+        # An inline left untouched is not saved: a HITOS character always has its sheet.
+        if form.instance.campaign.system == "hitos":
+            HitosSheet.objects.get_or_create(character=form.instance)
+
 
 admin.site.unregister(Character)
 admin.site.register(Character, HitosCharacterAdmin)

@@ -151,6 +151,20 @@ def test_gm_edits_the_campaign(table):
     )
 
 
+def test_the_game_system_is_chosen_once(table):
+    """The game's sheets, rolls and state are its own: an edit keeps it."""
+    table.campaign.game_state = {"kept": True}
+    table.campaign.save(update_fields=["game_state"])
+    form_page = client_for(table.gm).get(_u("campaign-edit", table))
+    assert "El sistema de juego se elige al crear la partida." in form_page.text
+    client_for(table.gm).post(
+        _u("campaign-edit", table),
+        {"title": "Otra", "system": "otro", "visibility": "public", "status": "playing", "description": ""},
+    )
+    table.campaign.refresh_from_db()
+    assert (table.campaign.title, table.campaign.system, table.campaign.game_state) == ("Otra", "hitos", {"kept": True})
+
+
 def test_players_cannot_edit_the_campaign_and_outsiders_get_404(table, private_table):
     assert client_for(table.player).get(_u("campaign-edit", table)).status_code == 403
     assert client_for(private_table.outsider).get(_u("campaign-edit", private_table)).status_code == 404

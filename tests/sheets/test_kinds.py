@@ -69,3 +69,13 @@ def test_a_kind_may_only_serve_the_shared_pages():
 def test_two_kinds_for_one_system_are_refused():
     with pytest.raises(ImproperlyConfigured, match="Two sheet kinds"):
         kinds.register(kinds.SheetKind("hitos", {}))
+
+
+@pytest.mark.parametrize("slug", ["no-existe", None])
+def test_pages_that_need_an_account_ask_for_it_before_anything_else(db, slug):
+    """Without an account, a page that needs one redirects to the log-in
+    page whether the campaign exists or not (it never tells)."""
+    slug = slug or CampaignFactory().slug
+    response = client_for(None).get(reverse("sheets:sheet-create", args=[slug]))
+    assert response.status_code == 302
+    assert response.url.startswith(reverse("accounts:login"))

@@ -308,7 +308,7 @@ def _drama_page(
     request: HtmxHttpRequest, campaign: Campaign, access: Access, *, pool_form=None, narrative_form=None, status=200
 ) -> HttpResponse:
     characters = list(
-        Character.objects.approved().filter(campaign=campaign).select_related("owner").order_by("name", "pk")
+        Character.objects.approved().filter(campaign=campaign).select_related("owner", "hitos").order_by("name", "pk")
     )
     events = (
         SheetEvent.objects.filter(campaign=campaign, kind=HitosEvent.DRAMA)

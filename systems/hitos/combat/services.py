@@ -91,7 +91,11 @@ def _lock(combat: Combat) -> Combat:
 
 
 def _ordered(combat: Combat) -> list[Combatant]:
-    return list(combat.combatants.select_for_update(of=("self",)).select_related("character").order_by("order", "id"))
+    return list(
+        combat.combatants.select_for_update(of=("self",))
+        .select_related("character__campaign", "character__hitos")
+        .order_by("order", "id")
+    )
 
 
 def _renumber(combatants: list[Combatant]) -> None:

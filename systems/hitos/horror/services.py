@@ -156,6 +156,10 @@ def exposure_roll(*, exposure: HorrorExposure, actor, client_seed: str | None = 
             raise ValidationError(
                 _("%(name)s ya ha hecho esta prueba de horror.") % {"name": character.name}, code="done"
             )
+        # Lock order, as everywhere at the table: the character's row before
+        # the roll log's head (activations and damage take them in that order);
+        # its sheet is read after the lock.
+        Character.objects.select_for_update(of=("self",)).filter(pk=character.pk).values_list("pk").first()
         level = effective_level(locked)
         if not horror_test_due(level, character.hitos.degeneracion):
             locked.exempt = True
@@ -163,9 +167,6 @@ def exposure_roll(*, exposure: HorrorExposure, actor, client_seed: str | None = 
             locked.resolved_at = timezone.now()
             locked.save(update_fields=["exempt", "loss", "resolved_at"])
             return locked
-        # Lock order, as everywhere at the table: the character's row before
-        # the roll log's head (activations and damage take them in that order).
-        Character.objects.select_for_update(of=("self",)).filter(pk=character.pk).values_list("pk").first()
         setup = exposure_setup(character)
         table_roll = table_check(
             campaign=campaign,

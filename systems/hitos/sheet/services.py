@@ -301,15 +301,17 @@ def sheet_review(
     *, character: Character, actor, approve: bool, comment: str = "", accept_budget: bool = False
 ) -> Character:
     """The core review (``sheets.services.sheet_review``) with HITOS's own
-    condition: approving a sheet with budget warnings needs ``accept_budget``."""
-    require_submitted(character)
-    if approve and not accept_budget and sheet_warnings(character):
+    condition: approving a sheet with budget warnings needs ``accept_budget``.
+    The character's row is locked first: two reviews cannot both pass."""
+    locked = _locked(character)
+    require_submitted(locked)
+    if approve and not accept_budget and sheet_warnings(locked):
         # §4.5 — the budget is guidance: departures are fine once the GM says so.
         raise ValidationError(
             _("La ficha se aparta del presupuesto de creación: marca la casilla para aceptarlo o devuélvela.")
         )
-    character.hitos.budget_accepted = accept_budget if approve else False
-    character.hitos.save(update_fields=["budget_accepted"])
+    locked.hitos.budget_accepted = accept_budget if approve else False
+    locked.hitos.save(update_fields=["budget_accepted"])
     return core_review(character=character, actor=actor, approve=approve, comment=comment)
 
 
@@ -378,7 +380,7 @@ def _meter_change(
     character: Character,
     actor,
     kind: MeterKind,
-    action: SheetEvent.Kind,
+    action: HitosEvent,
     step: Callable[[Character, Meter], _Marks],
     *,
     reason: str,
@@ -813,7 +815,11 @@ def campaign_new_session(*, campaign, actor, reason: str = "", new_story: bool =
     ending = [Aspect.Duration.SCENE, Aspect.Duration.SESSION] + ([Aspect.Duration.STORY] if new_story else [])
     recovering = [Aspect.Duration.SESSION] + ([Aspect.Duration.STORY] if new_story else [])
     characters = list(
-        Character.objects.select_for_update(of=("self",)).filter(campaign=campaign).player_characters().approved()
+        Character.objects.select_for_update(of=("self",))
+        .filter(campaign=campaign)
+        .player_characters()
+        .approved()
+        .order_by("pk")  # the lock order: characters by id
     )
     _attach_sheets(characters)
     for character in characters:

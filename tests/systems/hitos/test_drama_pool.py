@@ -14,6 +14,7 @@ from systems.hitos.activations import services as activations
 from systems.hitos.campaign import gm_pool
 from systems.hitos.models import Activation, HitosEvent
 from tests.conftest import client_for
+from tests.factories import UserFactory, play_character
 
 
 def drama_url(play) -> str:
@@ -90,6 +91,8 @@ def test_the_page_costs_the_same_queries_whatever_its_length(play, django_assert
             note="Daña",
             affected=play.ines,
         )
+        # More characters too: each one's drama points come with the list.
+        play_character(play.campaign, UserFactory(), f"Invitado {n}")
     with django_assert_max_num_queries(few):
         client.get(drama_url(play))
 

@@ -72,4 +72,10 @@ def test_the_campaigns_hitos_columns_and_scene_aspects_survive_the_move():
         "activation_deadline_hours": 24,
     }
     assert new.get_model("hitos", "SceneAspect").objects.get(pk=aspect.pk).phrase == "Oscuridad"
+
+    back = _migrate([("campaigns", "0003_system_default"), ("hitos", "0003_sheet")])
+    again = back.get_model("campaigns", "Campaign").objects.get(pk=campaign.pk)
+    assert (again.gm_drama_points, again.players_mark_own_meters, again.activation_deadline_hours) == (7, True, 24)
+    assert again.rules_options == {"strict_success": True}
+    assert back.get_model("campaigns", "SceneAspect").objects.get(pk=aspect.pk).phrase == "Oscuridad"
     _migrate(MigrationExecutor(connection).loader.graph.leaf_nodes())

@@ -45,7 +45,7 @@ def _safe_next(request: HttpRequest, default: str) -> str:
     return default
 
 
-@require_http_methods(["GET", "POST"])
+@require_http_methods(["GET", "HEAD", "POST"])
 def signup(request: HttpRequest) -> HttpResponse:
     if request.user.is_authenticated:
         return redirect("home")
@@ -66,7 +66,7 @@ def signup(request: HttpRequest) -> HttpResponse:
 
 
 @login_required
-@require_http_methods(["GET", "POST"])
+@require_http_methods(["GET", "HEAD", "POST"])
 def profile(request: HttpRequest) -> HttpResponse:
     form = ProfileForm(request.POST if request.method == "POST" else None, instance=request.user)
     if request.method == "POST" and form.is_valid():
@@ -174,7 +174,7 @@ _login_form = auth_views.LoginView.as_view(
 )
 
 
-@require_http_methods(["GET", "POST"])
+@require_http_methods(["GET", "HEAD", "POST"])
 def login_page(request: HttpRequest) -> HttpResponse:
     """Django's log-in view; after a failed attempt it says how many remain before a lockout."""
     response = _login_form(request)
@@ -221,7 +221,7 @@ def _password_reset_refused_until(request: HttpRequest) -> datetime | None:
     return timezone.now() + timedelta(seconds=max(waits))
 
 
-@require_http_methods(["GET", "POST"])
+@require_http_methods(["GET", "HEAD", "POST"])
 def password_reset(request: HttpRequest) -> HttpResponse:
     """Django's password-reset request, refused for a while after too many."""
     if request.method == "POST":

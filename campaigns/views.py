@@ -20,7 +20,7 @@ from django.urls import reverse
 from django.utils import timezone
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.translation import gettext as _
-from django.views.decorators.http import require_GET, require_http_methods, require_POST
+from django.views.decorators.http import require_http_methods, require_POST, require_safe
 
 from accounts.limits import refusal_message
 from campaigns import extensions, notify, services
@@ -115,7 +115,7 @@ def _count_by_scene(posts) -> dict[int, int]:
 # --- home and campaigns ----------------------------------------------------
 
 
-@require_GET
+@require_safe
 def home(request: HtmxHttpRequest) -> HttpResponse:
     public = Paginator(Campaign.objects.public().select_related("gm"), HOME_PAGE_SIZE)
     page_obj = public.get_page(request.GET.get("pagina"))
@@ -131,7 +131,7 @@ def home(request: HtmxHttpRequest) -> HttpResponse:
 
 
 @login_required
-@require_http_methods(["GET", "POST"])
+@require_http_methods(["GET", "HEAD", "POST"])
 def campaign_create(request: HtmxHttpRequest) -> HttpResponse:
     form = CampaignForm(request.POST if request.method == "POST" else None)
     if request.method == "POST" and form.is_valid():
@@ -143,7 +143,7 @@ def campaign_create(request: HtmxHttpRequest) -> HttpResponse:
     return render(request, "campaigns/campaign_form.html", {"form": form, "creating": True})
 
 
-@require_GET
+@require_safe
 def campaign_detail(request: HtmxHttpRequest, slug: str) -> HttpResponse:
     campaign, access = _campaign_for(request, slug)
     scenes = list(perms.visible_scenes(access))
@@ -182,7 +182,7 @@ def campaign_detail(request: HtmxHttpRequest, slug: str) -> HttpResponse:
 
 
 @login_required
-@require_http_methods(["GET", "POST"])
+@require_http_methods(["GET", "HEAD", "POST"])
 def campaign_edit(request: HtmxHttpRequest, slug: str) -> HttpResponse:
     campaign, access = _campaign_for(request, slug, manage=True)
     # The form writes what it validates on its instance: give it a copy, so a
@@ -201,7 +201,7 @@ def campaign_edit(request: HtmxHttpRequest, slug: str) -> HttpResponse:
 
 
 @login_required
-@require_http_methods(["GET", "POST"])
+@require_http_methods(["GET", "HEAD", "POST"])
 def application_create(request: HtmxHttpRequest, slug: str) -> HttpResponse:
     campaign, access = _campaign_for(request, slug)
     if not perms.can_apply(access):
@@ -274,7 +274,7 @@ def invitation_revoke(request: HtmxHttpRequest, slug: str, invitation_id: int) -
     return redirect("campaigns:dashboard", slug=campaign.slug)
 
 
-@require_http_methods(["GET", "POST"])
+@require_http_methods(["GET", "HEAD", "POST"])
 def invitation_open(request: HtmxHttpRequest, token: str) -> HttpResponse:
     """An invitation link: anyone with it may read about the campaign and apply."""
     invitation = get_object_or_404(Invitation.objects.select_related("campaign__gm"), token=token)
@@ -380,7 +380,7 @@ def campaign_hand_over(request: HtmxHttpRequest, slug: str) -> HttpResponse:
 
 
 @login_required
-@require_GET
+@require_safe
 def dashboard(request: HtmxHttpRequest, slug: str) -> HttpResponse:
     campaign, access = _campaign_for(request, slug, manage=True)
     context = {
@@ -405,7 +405,7 @@ def dashboard(request: HtmxHttpRequest, slug: str) -> HttpResponse:
 
 
 @login_required
-@require_GET
+@require_safe
 def moderation_log(request: HtmxHttpRequest, slug: str) -> HttpResponse:
     """The GM sees every action; a member sees the actions on their content."""
     campaign, access = _campaign_for(request, slug)
@@ -441,7 +441,7 @@ def report_resolve(request: HtmxHttpRequest, slug: str, report_id: int) -> HttpR
 
 
 @login_required
-@require_http_methods(["GET", "POST"])
+@require_http_methods(["GET", "HEAD", "POST"])
 def scene_create(request: HtmxHttpRequest, slug: str) -> HttpResponse:
     campaign, access = _campaign_for(request, slug, manage=True)
     form = SceneForm(
@@ -467,7 +467,7 @@ def scene_create(request: HtmxHttpRequest, slug: str) -> HttpResponse:
 
 
 @login_required
-@require_http_methods(["GET", "POST"])
+@require_http_methods(["GET", "HEAD", "POST"])
 def scene_edit(request: HtmxHttpRequest, slug: str, scene_id: int) -> HttpResponse:
     scene, access = _scene_for(request, slug, scene_id, manage=True)
     form = SceneForm(
@@ -493,7 +493,7 @@ def scene_edit(request: HtmxHttpRequest, slug: str, scene_id: int) -> HttpRespon
 # --- posts -----------------------------------------------------------------
 
 
-@require_GET
+@require_safe
 def post_permalink(request: HtmxHttpRequest, post_id: int) -> HttpResponse:
     """Open the scene at the page that holds the post, scrolled to it."""
     post, access = _post_for(request, post_id)
@@ -506,7 +506,7 @@ def post_permalink(request: HtmxHttpRequest, post_id: int) -> HttpResponse:
 
 
 @login_required
-@require_http_methods(["GET", "POST"])
+@require_http_methods(["GET", "HEAD", "POST"])
 def post_edit(request: HtmxHttpRequest, post_id: int) -> HttpResponse:
     post, access = _post_for(request, post_id)
     if not perms.can_edit_post(access, post):
@@ -528,7 +528,7 @@ def post_edit(request: HtmxHttpRequest, post_id: int) -> HttpResponse:
 
 
 @login_required
-@require_GET
+@require_safe
 def post_history(request: HtmxHttpRequest, post_id: int) -> HttpResponse:
     post, access = _post_for(request, post_id)
     if not perms.can_see_revisions(access, post):
@@ -561,7 +561,7 @@ def post_hide(request: HtmxHttpRequest, post_id: int) -> HttpResponse:
 
 
 @login_required
-@require_http_methods(["GET", "POST"])
+@require_http_methods(["GET", "HEAD", "POST"])
 def post_report(request: HtmxHttpRequest, post_id: int) -> HttpResponse:
     post, access = _post_for(request, post_id)
     if not perms.can_report_post(access, post):
@@ -577,7 +577,7 @@ def post_report(request: HtmxHttpRequest, post_id: int) -> HttpResponse:
 # --- search and export -----------------------------------------------------
 
 
-@require_GET
+@require_safe
 def campaign_search(request: HtmxHttpRequest, slug: str) -> HttpResponse:
     campaign, access = _campaign_for(request, slug)
     form = SearchForm(request.GET if "q" in request.GET else None)
@@ -599,7 +599,7 @@ def campaign_search(request: HtmxHttpRequest, slug: str) -> HttpResponse:
 
 
 @login_required
-@require_GET
+@require_safe
 def campaign_export(request: HtmxHttpRequest, slug: str) -> HttpResponse:
     """A JSON archive of what the user can read: every scene and post."""
     campaign, access = _campaign_for(request, slug)
@@ -624,14 +624,14 @@ def _notifications_page(request: HtmxHttpRequest) -> HttpResponse:
 
 
 @login_required
-@require_GET
+@require_safe
 def notifications(request: HtmxHttpRequest) -> HttpResponse:
     """The user's notifications, newest first, 30 a page; unread ones marked."""
     return _notifications_page(request)
 
 
 @login_required
-@require_GET
+@require_safe
 def notification_open(request: HttpRequest, notification_id: int) -> HttpResponse:
     """Mark one of the user's notifications read and go where it points.
 

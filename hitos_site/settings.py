@@ -60,6 +60,12 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    # Compresses HTML and JSON (with Django's length randomisation against
+    # BREACH); static files come compressed from WhiteNoise (gzip and brotli).
+    "django.middleware.gzip.GZipMiddleware",
+    # ETag on every GET/HEAD answer and 304 for a conditional request that
+    # matches it or the answer's Last-Modified (feeds, permalinks, pages).
+    "django.middleware.http.ConditionalGetMiddleware",
     "django.middleware.csp.ContentSecurityPolicyMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",

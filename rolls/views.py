@@ -312,7 +312,7 @@ def log_export(request: HttpRequest, slug: str) -> HttpResponse:
 
 
 @login_required
-@require_http_methods(["GET", "POST"])
+@require_http_methods(["GET", "HEAD", "POST"])
 def free_roll(request: HttpRequest, slug: str) -> HttpResponse:
     """A free roll in dice notation by the GM or a player, through the campaign's log."""
     campaign, _access = campaign_for(

@@ -17,7 +17,7 @@ from django.core.paginator import Paginator
 from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.translation import gettext as _
-from django.views.decorators.http import require_GET, require_http_methods
+from django.views.decorators.http import require_http_methods, require_safe
 
 from campaigns.models import Campaign
 from campaigns.permissions import campaign_access, can_view_campaign
@@ -54,7 +54,7 @@ def system_page(request: HtmxHttpRequest, slug: str, page: str, **kwargs) -> Htt
 
 
 @login_required
-@require_http_methods(["GET", "POST"])
+@require_http_methods(["GET", "HEAD", "POST"])
 def sheet_options(request: HtmxHttpRequest, slug: str) -> HttpResponse:
     campaign = sheet_campaign(slug)
     access = campaign_access(request.user, campaign)
@@ -71,7 +71,7 @@ def sheet_options(request: HtmxHttpRequest, slug: str) -> HttpResponse:
 
 
 @login_required
-@require_GET
+@require_safe
 def sheet_history(request: HtmxHttpRequest, slug: str, character_id: int) -> HttpResponse:
     campaign = sheet_campaign(slug)
     access = campaign_access(request.user, campaign)

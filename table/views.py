@@ -18,7 +18,7 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.utils.cache import patch_vary_headers
 from django.utils.translation import gettext as _
-from django.views.decorators.http import require_GET, require_POST
+from django.views.decorators.http import require_POST, require_safe
 
 from accounts.models import User
 from campaigns import permissions as perms
@@ -26,6 +26,7 @@ from campaigns import services as forum
 from campaigns.models import Post, Scene, SceneRead
 from campaigns.permissions import Access
 from campaigns.threads import POSTS_PER_PAGE, decorate_posts, members_of, scene_posts
+from campaigns.versions import scene_version
 from hitos_site.htmx import HtmxHttpRequest, form_again, page_or_fragment, redirect_after, wants_fragment
 from sheets.models import Character
 from table import post_rolls, services, systems
@@ -87,6 +88,8 @@ def _attach_roll_cards(posts: list[Post], access: Access, scene: Scene, *, has_c
 
 def _scene_context(request: HttpRequest, access: Access, scene: Scene, *, page, form) -> dict:
     """What the scene page shows: one page of posts, read markers, the form."""
+    # Before the posts: a post published meanwhile moves the version past this one.
+    version = scene_version(scene.pk)
     posts = scene_posts(access, scene)
     page_obj = Paginator(posts, POSTS_PER_PAGE).get_page(page)
     page_posts = list(page_obj.object_list)
@@ -113,6 +116,7 @@ def _scene_context(request: HttpRequest, access: Access, scene: Scene, *, page, 
         "last_read": last_read,
         "first_unread": first_unread,
         "latest_id": page_posts[-1].pk if page_posts else 0,
+        "scene_version": version,
         "can_post": form is not None,
         "can_manage": can_manage,
         "form": form,
@@ -131,7 +135,7 @@ def _game_context(scene: Scene, access: Access, form: TablePostForm | None) -> d
     return system.scene_context(scene, access, characters=characters)
 
 
-@require_GET
+@require_safe
 def scene_detail(request: HtmxHttpRequest, slug: str, scene_id: int) -> HttpResponse:
     scene, access = scene_for(request, slug, scene_id, offgame=True)
     form = None
@@ -142,10 +146,15 @@ def scene_detail(request: HtmxHttpRequest, slug: str, scene_id: int) -> HttpResp
     return page_or_fragment(request, "table/scene_detail.html", "post-list", context)
 
 
-@require_GET
+@require_safe
 def scene_poll(request: HtmxHttpRequest, slug: str, scene_id: int) -> HttpResponse:
-    """The "hay mensajes nuevos" bar: how many posts arrived after ``despues``."""
+    """The "hay mensajes nuevos" bar: how many posts arrived after ``despues``.
+    With the scene's version it last saw (``v``) unchanged, nothing was
+    published since: 204, no post read, and htmx keeps the bar it shows."""
     scene, access = scene_for(request, slug, scene_id, offgame=True)
+    version = scene_version(scene.pk)
+    if request.GET.get("v") == str(version):
+        return HttpResponse(status=204)
     try:
         after = int(request.GET.get("despues", "0"))
     except ValueError:
@@ -161,6 +170,7 @@ def scene_poll(request: HtmxHttpRequest, slug: str, scene_id: int) -> HttpRespon
         "new_count": count,
         "first_new": first_new,
         "latest_id": after,
+        "scene_version": version,
     }
     return render(request, "table/scene_detail.html#new-posts-bar", context)
 
@@ -233,7 +243,7 @@ def post_create(request: HtmxHttpRequest, slug: str, scene_id: int) -> HttpRespo
 
 
 @login_required
-@require_GET
+@require_safe
 def post_roll_chance(request: HtmxHttpRequest, slug: str, scene_id: int) -> HttpResponse:
     """The chance of success of one roll row of the post form, with its
     modifiers (the sheet's penalties included). Never rolls."""

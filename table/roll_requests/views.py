@@ -24,7 +24,7 @@ from table.roll_requests import services as roll_requests
 
 
 @login_required
-@require_http_methods(["GET", "POST"])
+@require_http_methods(["GET", "HEAD", "POST"])
 def request_create(request: HtmxHttpRequest, slug: str, scene_id: int) -> HttpResponse:
     """The GM asks a character for a roll (characteristic + skill, difficulty
     shown or hidden); the player is notified."""

@@ -114,7 +114,7 @@ def _payments(table_roll: TableRoll, character: Character | None) -> list[tuple[
 
 
 @login_required
-@require_http_methods(["GET", "POST"])
+@require_http_methods(["GET", "HEAD", "POST"])
 def activation_positive(request: HtmxHttpRequest, table_roll_id: int) -> HttpResponse:
     """H13–H16 — activate an aspect in favour of a roll and re-roll dice."""
     table_roll, access = table_roll_for(request, table_roll_id)
@@ -163,7 +163,7 @@ def activation_positive(request: HtmxHttpRequest, table_roll_id: int) -> HttpRes
 
 
 @login_required
-@require_http_methods(["GET", "POST"])
+@require_http_methods(["GET", "HEAD", "POST"])
 def activation_negative(request: HtmxHttpRequest, table_roll_id: int) -> HttpResponse:
     """H18 — activate an aspect against someone's roll, choosing the dice."""
     table_roll, access = table_roll_for(request, table_roll_id)

@@ -17,7 +17,7 @@ from systems.hitos.options.forms import CampaignOptionsForm
 
 
 @login_required
-@require_http_methods(["GET", "POST"])
+@require_http_methods(["GET", "HEAD", "POST"])
 def campaign_options(request: HtmxHttpRequest, slug: str) -> HttpResponse:
     campaign, _access = campaign_for(
         request, slug, need=perms.can_manage, denied=_("Solo la dirección de la partida puede hacer esto.")

@@ -25,7 +25,7 @@ DENIED = _("Solo la dirección de la partida puede hacer tiradas secretas.")
 
 
 @login_required
-@require_http_methods(["GET", "POST"])
+@require_http_methods(["GET", "HEAD", "POST"])
 def secret_roll_create(request: HtmxHttpRequest, slug: str, scene_id: int) -> HttpResponse:
     scene, access = scene_for(request, slug, scene_id, need=perms.can_manage, denied=DENIED)
     log = services.log_open(campaign=scene.campaign)

@@ -24,7 +24,7 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.text import slugify
 from django.utils.translation import gettext as _
-from django.views.decorators.http import require_GET, require_http_methods, require_POST
+from django.views.decorators.http import require_http_methods, require_POST, require_safe
 
 from accounts.limits import refusal_message
 from campaigns.models import Campaign
@@ -196,7 +196,7 @@ def _stored_preview(character: Character) -> dict:
 # --- list, options, session and scene ---------------------------------------------------
 
 
-@require_GET
+@require_safe
 def sheet_list(request: HtmxHttpRequest, campaign: Campaign) -> HttpResponse:
     access, options = _access_for(request, campaign)
     sees_public = perms.sees_public_sheets(access, options)
@@ -289,7 +289,7 @@ def _render_sheet_form(request, context, form, skills, *, npc=False) -> HttpResp
 
 
 @login_required
-@require_http_methods(["GET", "POST"])
+@require_http_methods(["GET", "HEAD", "POST"])
 def sheet_create(request: HtmxHttpRequest, campaign: Campaign) -> HttpResponse:
     access, _options = _access_for(request, campaign, need=perms.can_create_sheet)
     form, skills, weapons = _sheet_forms(request, campaign, access, creating=True)
@@ -308,7 +308,7 @@ def sheet_create(request: HtmxHttpRequest, campaign: Campaign) -> HttpResponse:
 
 
 @login_required
-@require_http_methods(["GET", "POST"])
+@require_http_methods(["GET", "HEAD", "POST"])
 def sheet_edit(request: HtmxHttpRequest, campaign: Campaign, character_id: int) -> HttpResponse:
     character, access, _options = _sheet_for(request, campaign, character_id, need=perms.can_edit_sheet)
     if character.is_npc:
@@ -327,7 +327,7 @@ def sheet_edit(request: HtmxHttpRequest, campaign: Campaign, character_id: int) 
 
 
 @login_required
-@require_http_methods(["GET", "POST"])
+@require_http_methods(["GET", "HEAD", "POST"])
 def npc_create(request: HtmxHttpRequest, campaign: Campaign) -> HttpResponse:
     access, _options = _access_for(request, campaign, need=perms.can_manage_sheets)
     data = request.POST if request.method == "POST" else None
@@ -370,7 +370,7 @@ def _npc_edit(request: HtmxHttpRequest, character: Character, access: Access) ->
 # --- the sheet -------------------------------------------------------------------
 
 
-@require_GET
+@require_safe
 def sheet_detail(request: HtmxHttpRequest, campaign: Campaign, character_id: int) -> HttpResponse:
     character, access, options = _sheet_for(request, campaign, character_id)
     context = _detail_context(access, character, options)
@@ -547,14 +547,14 @@ def aspect_update(request: HtmxHttpRequest, slug: str, character_id: int, aspect
 
 
 @login_required
-@require_GET
+@require_safe
 def sheet_print(request: HtmxHttpRequest, campaign: Campaign, character_id: int) -> HttpResponse:
     character, access, options = _sheet_for(request, campaign, character_id, need=perms.can_see_private)
     return render(request, "hitos/sheet/sheet_print.html", _detail_context(access, character, options))
 
 
 @login_required
-@require_GET
+@require_safe
 def sheet_export(request: HtmxHttpRequest, campaign: Campaign, character_id: int) -> HttpResponse:
     character, access, _options = _sheet_for(request, campaign, character_id, need=perms.can_see_private)
     data = services.sheet_export(character, include_gm_notes=access.is_gm)
@@ -622,7 +622,7 @@ def _import_message(data: dict, play: services.PlayState, character: Character, 
 
 
 @login_required
-@require_http_methods(["GET", "POST"])
+@require_http_methods(["GET", "HEAD", "POST"])
 def sheet_import(request: HtmxHttpRequest, campaign: Campaign) -> HttpResponse:
     access, _options = _access_for(request, campaign, need=perms.can_create_sheet)
     form = ImportForm(request.POST or None, request.FILES or None)

@@ -11,7 +11,7 @@ from django.utils import timezone
 from django.utils.text import slugify
 from django.utils.translation import gettext as _
 
-from campaigns import extensions, notify, signals, versions
+from campaigns import extensions, notify, signals
 from campaigns.markup import render_markdown
 from campaigns.models import (
     Application,
@@ -396,7 +396,6 @@ def post_published(post: Post, *, access: Access) -> None:
     """After a new post (and whatever the table added to it): the author has
     read their own post, and its readers are told."""
     scene_mark_read(user=access.user, scene=post.scene, last_post_id=post.pk)
-    versions.scene_changed(post.scene_id)
     notify.post_created(post)
 
 

@@ -11,4 +11,10 @@ class RollsConfig(AppConfig):
         from rolls import pages
 
         signals.campaign_created.connect(pages.campaign_created, dispatch_uid="rolls.log_open")
+
+        from campaigns import versions
+        from rolls.models import RollReveal
+
+        # A revealed roll is shown to the scene's readers.
+        versions.track(RollReveal, lambda reveal: reveal.entry.scene_id)
         extensions.provide("campaign_page", pages.campaign_page)

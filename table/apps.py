@@ -13,3 +13,9 @@ class TableConfig(AppConfig):
 
         signals.scene_created.connect(events.scene_created, dispatch_uid="table.scene_started")
         presenters.register(cards.permalink_card, cards.log_cards, cards.badge_line)
+
+        from campaigns import versions
+        from table.models import TableRoll
+
+        # A roll made, re-rolled or extended changes its scene's page.
+        versions.track(TableRoll, lambda table_roll: table_roll.scene_id)

@@ -9,14 +9,20 @@ Every view loads the scene through ``table.access.scene_for``: outsiders get
 from __future__ import annotations
 
 import secrets
+from types import SimpleNamespace
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
+from django.core.cache import cache
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
+from django.template.loader import render_to_string
+from django.utils import timezone
 from django.utils.cache import patch_vary_headers
+from django.utils.safestring import mark_safe
+from django.utils.translation import get_language
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST, require_safe
 
@@ -86,10 +92,64 @@ def _attach_roll_cards(posts: list[Post], access: Access, scene: Scene, *, has_c
         table_roll.post.roll_cards.append(cards[table_roll.pk])
 
 
+# How long a reader without an account may be shown a rendered page of posts
+# that nothing in the scene changed since (a change moves the scene's version
+# and so the key; this only bounds what no event tracks, like a renamed user).
+ANONYMOUS_POSTS_SECONDS = 300
+
+
+def _anonymous_posts(request: HttpRequest, access: Access, scene: Scene, *, page, version: int) -> dict | None:
+    """For a reader without an account, the page of posts as the cache has it
+    rendered (every such reader sees the same), or rendered and kept now. The
+    key holds the scene's version (``campaigns.versions``: a new post, an
+    edit, a hidden post, a re-roll or an activation moves it), the page, the
+    language and the time zone. None when the page number is not a plain one."""
+    page = page or "1"
+    if not (page.isdigit() and len(page) <= 6):
+        return None
+    key = f"scene-posts:{scene.pk}:{version}:{page}:{get_language()}:{timezone.get_current_timezone_name()}"
+    cached = cache.get(key)
+    if cached is None:
+        context = _posts_context(request, access, scene, page=page, form=None, version=version)
+        html = render_to_string("table/scene_detail.html#post-list", context, request=request)
+        cached = {"html": html, "latest_id": context["latest_id"], "has_next": context["page_obj"].has_next()}
+        cache.set(key, cached, ANONYMOUS_POSTS_SECONDS)
+    return {
+        "post_list_html": mark_safe(cached["html"]),  # our own template's output, escaped when rendered
+        "page_obj": SimpleNamespace(has_next=cached["has_next"]),
+        "latest_id": cached["latest_id"],
+        "last_read": 0,
+        "first_unread": None,
+    }
+
+
 def _scene_context(request: HttpRequest, access: Access, scene: Scene, *, page, form) -> dict:
     """What the scene page shows: one page of posts, read markers, the form."""
     # Before the posts: a post published meanwhile moves the version past this one.
     version = scene_version(scene.pk)
+    posts_part = None
+    if not request.user.is_authenticated:
+        posts_part = _anonymous_posts(request, access, scene, page=page, version=version)
+    if posts_part is None:
+        posts_part = _posts_context(request, access, scene, page=page, form=form, version=version)
+    can_manage = perms.can_manage(access)
+    return {
+        **posts_part,
+        "campaign": scene.campaign,
+        "scene": scene,
+        "access": access,
+        "scene_version": version,
+        "can_post": form is not None,
+        "can_manage": can_manage,
+        "form": form,
+        "roll_requests": roll_requests.scene_requests(scene=scene) if can_manage else [],
+        # The game's part: its tools, its points, its secret rolls.
+        **_game_context(scene, access, form),
+    }
+
+
+def _posts_context(request: HttpRequest, access: Access, scene: Scene, *, page, form, version: int) -> dict:
+    """One page of posts with their cards, and the reader's read markers."""
     posts = scene_posts(access, scene)
     page_obj = Paginator(posts, POSTS_PER_PAGE).get_page(page)
     page_posts = list(page_obj.object_list)
@@ -106,7 +166,6 @@ def _scene_context(request: HttpRequest, access: Access, scene: Scene, *, page, 
         first_unread = posts.filter(pk__gt=last_read).exclude(author=request.user).values_list("pk", flat=True).first()
         if page_posts:
             forum.scene_mark_read(user=request.user, scene=scene, last_post_id=page_posts[-1].pk)
-    can_manage = perms.can_manage(access)
     return {
         "campaign": scene.campaign,
         "scene": scene,
@@ -118,11 +177,7 @@ def _scene_context(request: HttpRequest, access: Access, scene: Scene, *, page, 
         "latest_id": page_posts[-1].pk if page_posts else 0,
         "scene_version": version,
         "can_post": form is not None,
-        "can_manage": can_manage,
-        "form": form,
-        "roll_requests": roll_requests.scene_requests(scene=scene) if can_manage else [],
-        # The game's part: its tools, its points, its secret rolls.
-        **_game_context(scene, access, form),
+        "can_manage": perms.can_manage(access),
     }
 
 

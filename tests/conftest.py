@@ -50,6 +50,18 @@ def _plain_static_storage(settings):
     }
 
 
+@pytest.fixture(autouse=True)
+def _empty_cache():
+    """Each test starts with an empty cache: the database is rolled back
+    between tests and row ids come back, so what one test cached under a
+    scene's id (its version, its page of posts) must not reach the next."""
+    from django.core.cache import cache
+
+    cache.clear()
+    yield
+    cache.clear()
+
+
 # The PostgreSQL triggers that refuse TRUNCATE (the roll log's, rolls 0003).
 TRUNCATE_TRIGGERS = """
 SELECT tgrelid::regclass::text, quote_ident(tgname) FROM pg_trigger

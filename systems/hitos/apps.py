@@ -24,3 +24,11 @@ class HitosConfig(AppConfig):
         kinds.register(kinds.SheetKind(self.system_key, PAGES, events=tuple(HitosEvent.choices)))
         extensions.provide("dashboard", pages.dashboard)
         extensions.provide_scene_fields(SCENE_FIELDS)
+
+        from campaigns import versions
+        from systems.hitos.models import Activation
+
+        # An activation (made, answered, settled) changes its roll's card.
+        versions.track(
+            Activation, lambda activation: activation.table_roll.scene_id if activation.table_roll_id else None
+        )

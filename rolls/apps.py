@@ -13,8 +13,11 @@ class RollsConfig(AppConfig):
         signals.campaign_created.connect(pages.campaign_created, dispatch_uid="rolls.log_open")
 
         from campaigns import versions
-        from rolls.models import RollReveal
+        from rolls.models import RollEntry, RollReveal
 
         # A revealed roll is shown to the scene's readers.
-        versions.track(RollReveal, lambda reveal: reveal.entry.scene_id)
+        versions.track(
+            RollReveal,
+            lambda reveal: RollEntry.objects.filter(pk=reveal.entry_id).values_list("scene_id", flat=True).first(),
+        )
         extensions.provide("campaign_page", pages.campaign_page)

@@ -27,8 +27,12 @@ class HitosConfig(AppConfig):
 
         from campaigns import versions
         from systems.hitos.models import Activation
+        from table.models import TableRoll
 
         # An activation (made, answered, settled) changes its roll's card.
         versions.track(
-            Activation, lambda activation: activation.table_roll.scene_id if activation.table_roll_id else None
+            Activation,
+            lambda activation: (
+                TableRoll.objects.filter(pk=activation.table_roll_id).values_list("scene_id", flat=True).first()
+            ),
         )

@@ -14,6 +14,7 @@ from campaigns.permissions import campaign_access
 from rolls.models import RollEntry
 from systems.hitos.activations import services as activations
 from systems.hitos.checks.services import check_setup, table_check
+from systems.hitos.secret import services as secret
 from tests.conftest import client_for, make_world
 from tests.factories import client_seed, write
 
@@ -101,3 +102,10 @@ def test_each_language_has_its_own_page(play):
     spanish = page(play)
     english = client_for(None).get(play.scene.get_absolute_url(), headers={"Accept-Language": "en"}).text
     assert spanish != english
+
+
+def test_a_revealed_secret_roll_shows_at_once(play):
+    entry = secret.secret_free_roll(scene=play.scene, user=play.gm, notation="1d6", purpose="Lo que acecha")
+    assert "Lo que acecha" not in page(play)
+    secret.secret_roll_reveal(entry=entry, user=play.gm, access=campaign_access(play.gm, play.campaign))
+    assert "Lo que acecha" in page(play)

@@ -53,13 +53,19 @@ def system_page(request: HtmxHttpRequest, slug: str, page: str, **kwargs) -> Htt
     return view(request, campaign, **kwargs)
 
 
-@login_required
-@require_http_methods(["GET", "HEAD", "POST"])
-def sheet_options(request: HtmxHttpRequest, slug: str) -> HttpResponse:
+def _sheets_access(request: HtmxHttpRequest, slug: str):
+    """A campaign with sheets the user may read (404 otherwise), and the access."""
     campaign = sheet_campaign(slug)
     access = campaign_access(request.user, campaign)
     if not can_view_campaign(access) or not kinds.has_sheets(campaign):
         raise Http404
+    return campaign, access
+
+
+@login_required
+@require_http_methods(["GET", "HEAD", "POST"])
+def sheet_options(request: HtmxHttpRequest, slug: str) -> HttpResponse:
+    campaign, access = _sheets_access(request, slug)
     if not perms.can_manage_sheets(access):
         raise PermissionDenied(_("No puedes hacer esto en las fichas de esta partida."))
     form = SheetOptionsForm(request.POST or None, instance=perms.sheet_options(campaign))
@@ -73,10 +79,7 @@ def sheet_options(request: HtmxHttpRequest, slug: str) -> HttpResponse:
 @login_required
 @require_safe
 def sheet_history(request: HtmxHttpRequest, slug: str, character_id: int) -> HttpResponse:
-    campaign = sheet_campaign(slug)
-    access = campaign_access(request.user, campaign)
-    if not can_view_campaign(access) or not kinds.has_sheets(campaign):
-        raise Http404
+    campaign, access = _sheets_access(request, slug)
     character = get_object_or_404(Character.objects.filter(campaign=campaign).select_related("owner"), pk=character_id)
     character.campaign = campaign
     if not perms.can_see_sheet(access, character, perms.sheet_options(campaign)):

@@ -27,6 +27,16 @@ def rules_options(campaign) -> HitosOptions:
     return HitosOptions.from_dict({k: v for k, v in stored.items() if k not in TABLE_DEFAULTS})
 
 
+def rules_options_or_defaults(campaign) -> HitosOptions:
+    """The rules options as the sheet pages read them: a stored value the
+    engine rejects falls back to the defaults rather than breaking every
+    sheet page."""
+    try:
+        return rules_options(campaign)
+    except ValueError:
+        return HitosOptions()
+
+
 def table_setting(campaign, name: str):
     return (campaign.rules_options or {}).get(name, TABLE_DEFAULTS[name])
 

@@ -19,7 +19,7 @@ from rules.hitos_health import PENALTIES, STATE_LABELS, health_state, mental_sta
 from rules.hitos_options import HitosOptions
 from rules.hitos_scores import SKILL_CATEGORIES, Characteristics, derived_scores
 from rules.meters import Meter
-from systems.hitos.campaign import rules_options
+from systems.hitos.campaign import rules_options_or_defaults
 from table.models import TableRoll
 
 # --- the sheet -----------------------------------------------------------------------
@@ -57,16 +57,6 @@ CHARACTERISTIC_LABELS = {
     "voluntad": _("Voluntad"),
     "intelecto": _("Intelecto"),
 }
-
-
-def sheet_options(campaign) -> HitosOptions:
-    """The campaign's HITOS options as the sheets read them: a stored value the
-    engine rejects falls back to the defaults rather than breaking every
-    sheet page."""
-    try:
-        return rules_options(campaign)
-    except ValueError:
-        return HitosOptions()
 
 
 def _characteristic(label):
@@ -116,7 +106,7 @@ class HitosSheet(models.Model):
 
     @cached_property
     def options(self) -> HitosOptions:
-        return sheet_options(self.character.campaign)
+        return rules_options_or_defaults(self.character.campaign)
 
     @property
     def characteristics(self) -> Characteristics:

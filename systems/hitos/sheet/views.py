@@ -36,7 +36,8 @@ from sheets import permissions as perms
 from sheets import services as core
 from sheets.models import CampaignSheetOptions, Character, SheetEvent
 from sheets.views import sheet_campaign
-from systems.hitos.models import CHARACTERISTIC_FIELDS, Aspect, SceneAspect, sheet_options
+from systems.hitos.campaign import rules_options_or_defaults
+from systems.hitos.models import CHARACTERISTIC_FIELDS, Aspect, SceneAspect
 from systems.hitos.sheet import services
 from systems.hitos.sheet.forms import (
     AspectActionForm,
@@ -274,12 +275,12 @@ def _sheet_forms(request, campaign, access, *, character=None, creating=False):
 def _render_sheet_form(request, context, form, skills, *, npc=False) -> HttpResponse:
     """The whole form page, or with htmx only the live derived scores (preview)."""
     if request.method == "POST":
-        context["preview"] = sheet_preview(request.POST, sheet_options(context["campaign"]))
+        context["preview"] = sheet_preview(request.POST, rules_options_or_defaults(context["campaign"]))
     elif context.get("character") is not None:
         context["preview"] = _stored_preview(context["character"])
     else:
         context["preview"] = sheet_preview(
-            {k: str(v) for k, v in form.initial.items()}, sheet_options(context["campaign"])
+            {k: str(v) for k, v in form.initial.items()}, rules_options_or_defaults(context["campaign"])
         )
     context["formset_helper"] = formset_helper()
     context["npc"] = npc

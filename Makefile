@@ -26,7 +26,11 @@ run: $(VENV)/.runtime-installed
 	DEBUG=$${DEBUG:-1} $(PY) manage.py devdb_check
 	DEBUG=$${DEBUG:-1} $(PY) manage.py migrate --noinput
 	DEBUG=$${DEBUG:-1} $(PY) manage.py load_demo
+	DEBUG=$${DEBUG:-1} $(PY) manage.py start_daily_tasks
 	@echo "Hitos en http://$(HOST)/  (Ctrl+C para parar)"
+	@# The task worker (e-mails, notifications, daily jobs) runs beside the server and stops with it.
+	DEBUG=$${DEBUG:-1} $(PY) manage.py db_worker --no-reload --verbosity 0 & worker=$$!; \
+	trap 'kill $$worker 2>/dev/null' EXIT INT TERM; \
 	DEBUG=$${DEBUG:-1} $(PY) manage.py runserver $(HOST)
 
 test: $(VENV)/.dev-installed

@@ -1,11 +1,14 @@
 from crispy_forms.helper import FormHelper
 from crispy_forms.layout import Submit
 from django import forms
-from django.contrib.auth.forms import AuthenticationForm, UserCreationForm, UsernameField
+from django.contrib.auth.forms import AuthenticationForm, PasswordResetForm, UserCreationForm, UsernameField
+from django.contrib.sites.shortcuts import get_current_site
+from django.utils.translation import get_language
 from django.utils.translation import gettext_lazy as _
 
 from accounts.limits import LIMIT_MESSAGES, max_length_of
 from accounts.models import User
+from accounts.tasks import send_password_reset
 
 
 class LoginForm(AuthenticationForm):
@@ -19,6 +22,24 @@ class LoginForm(AuthenticationForm):
         error_messages=LIMIT_MESSAGES,
         widget=forms.TextInput(attrs={"autofocus": True}),
     )
+
+
+class BackgroundPasswordResetForm(PasswordResetForm):
+    """Django's password-reset request, with the e-mail made and sent by the
+    task worker (accounts.tasks): the page answers at once whatever the mail
+    server does. For ``PasswordResetView(form_class=…)``, which passes the
+    template names, the request and ``use_https``; the default token generator
+    and sender are used."""
+
+    def save(self, *, request=None, use_https=False, subject_template_name=None, email_template_name=None, **_ignored):
+        send_password_reset.enqueue(
+            email=self.cleaned_data["email"],
+            domain=get_current_site(request).domain,
+            use_https=use_https,
+            language=get_language(),
+            subject_template_name=subject_template_name,
+            email_template_name=email_template_name,
+        )
 
 
 class SignUpForm(UserCreationForm):

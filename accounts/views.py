@@ -20,7 +20,7 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods, require_POST
 from django_ratelimit.core import get_usage
 
-from accounts.forms import LoginForm, ProfileForm, SignUpForm
+from accounts.forms import BackgroundPasswordResetForm, LoginForm, ProfileForm, SignUpForm
 
 _LANGUAGE_CODES = {code for code, _name in settings.LANGUAGES}
 
@@ -186,6 +186,7 @@ def login_page(request: HttpRequest) -> HttpResponse:
 
 
 _password_reset_form = auth_views.PasswordResetView.as_view(
+    form_class=BackgroundPasswordResetForm,
     template_name="accounts/password_reset.html",
     email_template_name="accounts/email/password_reset.txt",
     subject_template_name="accounts/email/password_reset_subject.txt",

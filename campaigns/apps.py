@@ -7,8 +7,18 @@ class CampaignsConfig(AppConfig):
     verbose_name = _("Partidas")
 
     def ready(self) -> None:
-        from campaigns import versions
+        from datetime import time
+
+        from campaigns import daily, notify, versions
         from campaigns.models import Post
+
+        # The digest goes out every morning.
+        daily.register(notify.send_digests, at=time(7, 0))
 
         # A new, edited, hidden or deleted post changes its scene's page.
         versions.track(Post, lambda post: post.scene_id)
+
+        from campaigns import fragments
+
+        # The cached pages' rows: campaigns, scenes, members, posts, names.
+        fragments.track_forum()

@@ -1,8 +1,12 @@
 """Notifications: the in-site list and the e-mails each user asked for.
 
-The services call these functions inside their transaction. Rows are written
-at once; e-mails go out only after the transaction commits, so a rolled-back
-post never mails anyone. Texts are rendered in each recipient's language
+The services call these functions inside their transaction. A new post's
+notifications are written by a background task (``post_fan_out``) enqueued in
+that transaction, so the author does not wait for one row per member and the
+task exists only if the post does; the other notifications, a handful of rows,
+are written at once. E-mails are background tasks enqueued after the
+transaction commits (``send_notification_emails``), so a rolled-back post
+never mails anyone and a slow or silent mail server never holds a request. Texts are rendered in each recipient's language
 (Spanish unless they chose otherwise) and stored as plain text: templates
 escape them when they show them.
 
@@ -19,11 +23,13 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterable
+from datetime import timedelta
 
 from django.conf import settings
 from django.core.mail import EmailMessage, mailers
 from django.db import transaction
 from django.db.models import Exists, OuterRef
+from django.tasks import task
 from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils import timezone, translation
@@ -31,6 +37,7 @@ from django.utils.text import Truncator
 from django.utils.translation import gettext as _
 
 from accounts.models import User
+from campaigns import daily
 from campaigns.models import Application, Campaign, Membership, Notification, Post, Role
 
 logger = logging.getLogger(__name__)
@@ -114,15 +121,26 @@ def _post_text(post: Post, kind: str) -> str:
     return _("%(speaker)s ha escrito en «%(scene)s» (%(campaign)s).") % values
 
 
-def post_created(post: Post) -> list[Notification]:
-    """Notify everyone who can read the new post, except its author.
+def post_created(post: Post) -> None:
+    """Notify everyone who can read the new post, except its author, in the
+    background: the task is enqueued in the caller's transaction."""
+    post_fan_out.enqueue(post.pk)
 
-    Side effects: one Notification per reader (kind ADDRESSED for a post to
-    the direction or to chosen members, POST otherwise; ``from_gm`` when the
-    author directs the campaign), and after commit an e-mail to those whose
-    preference asks for one now.
-    """
-    post = Post.objects.select_related("scene__campaign", "author", "character").get(pk=post.pk)
+
+@task
+def post_fan_out(post_id: int) -> int:
+    """The background half of ``post_created``; returns how many were notified."""
+    post = Post.objects.select_related("scene__campaign", "author", "character").filter(pk=post_id).first()
+    if post is None:  # Deleted before the worker got to it: nobody to tell.
+        return 0
+    return len(notify_post_readers(post))
+
+
+def notify_post_readers(post: Post) -> list[Notification]:
+    """One Notification per reader of ``post`` but its author (kind ADDRESSED
+    for a post to the direction or to chosen members, POST otherwise;
+    ``from_gm`` when the author directs the campaign), and after commit an
+    e-mail to those whose preference asks for one now."""
     readers, gm_ids = post_readers(post)
     readers.discard(post.author_id)
     if not readers:
@@ -228,10 +246,10 @@ def notify_users(users: Iterable, *, campaign: Campaign, kind: str, url: str, te
 
 
 def _mail_after_commit(notifications: list[Notification]) -> None:
-    due = [n for n in notifications if _wants_mail_now(n.user, kind=n.kind, from_gm=n.from_gm)]
+    due = [n.pk for n in notifications if _wants_mail_now(n.user, kind=n.kind, from_gm=n.from_gm)]
     if due:
-        # robust: a broken e-mail never turns a saved post into an error page.
-        transaction.on_commit(lambda: send_now(due), robust=True)
+        # robust: a task queue that cannot be reached never turns a saved post into an error page.
+        transaction.on_commit(lambda: send_notification_emails.enqueue(due), robust=True)
 
 
 def notification_email(notification: Notification) -> EmailMessage:
@@ -248,20 +266,46 @@ def notification_email(notification: Notification) -> EmailMessage:
     return EmailMessage(subject=subject, body=body, to=[user.email])
 
 
-def send_now(notifications: list[Notification]) -> int:
-    """E-mail these notifications, one message each, and mark them e-mailed.
+# A failed send is tried again after 5, 15, 45 and 135 minutes.
+EMAIL_ATTEMPTS = 5
+EMAIL_FIRST_RETRY = timedelta(minutes=5)
 
-    A mail server failure is logged, not raised: the post or the decision is
-    already saved, and the notification stays in the in-site list.
+
+@task
+def send_notification_emails(notification_ids: list[int], attempt: int = 1) -> int:
+    """E-mail these notifications, one message each, marking each one e-mailed
+    as it goes; returns how many went out.
+
+    Notifications already e-mailed (a task run twice) are skipped. A mail
+    server failure is logged, not raised: the notification stays in the
+    in-site list, and the ones not yet sent are tried again later when the
+    task backend can defer a task.
     """
-    messages = [notification_email(n) for n in notifications]
-    try:
-        mailers.default.send_messages(messages)
-    except Exception:
-        logger.exception("Could not send %d notification e-mails", len(messages))
-        return 0
-    Notification.objects.filter(pk__in=[n.pk for n in notifications]).update(emailed_at=timezone.now())
-    return len(messages)
+    pending = list(
+        Notification.objects.filter(pk__in=notification_ids, emailed_at__isnull=True)
+        .select_related("user")
+        .order_by("pk")
+    )
+    sent = 0
+    for position, notification in enumerate(pending):
+        try:
+            mailers.default.send_messages([notification_email(notification)])
+        except Exception:
+            left = [n.pk for n in pending[position:]]
+            logger.exception("Could not send %d notification e-mails (attempt %d)", len(left), attempt)
+            _retry_later(left, attempt)
+            break
+        Notification.objects.filter(pk=notification.pk).update(emailed_at=timezone.now())
+        sent += 1
+    return sent
+
+
+def _retry_later(notification_ids: list[int], attempt: int) -> None:
+    backend = send_notification_emails.get_backend()
+    if attempt >= EMAIL_ATTEMPTS or not backend.supports_defer:
+        return
+    delay = EMAIL_FIRST_RETRY * 3 ** (attempt - 1)
+    send_notification_emails.using(run_after=timezone.now() + delay).enqueue(notification_ids, attempt + 1)
 
 
 # --- reading -----------------------------------------------------------------
@@ -333,3 +377,28 @@ def digest_send(*, user) -> bool:
         mailers.default.send_messages([digest_email(user, pending)])
         Notification.objects.filter(pk__in=[n.pk for n in pending]).update(emailed_at=timezone.now())
     return True
+
+
+def digest_send_all() -> tuple[int, int]:
+    """Send every pending digest: (sent, failed). One bad address or a mail
+    server hiccup does not stop the others; failed ones stay pending."""
+    sent = failed = 0
+    for user in digest_users().iterator():
+        try:
+            if digest_send(user=user):
+                sent += 1
+        except Exception:
+            failed += 1
+            logger.exception("Could not send the digest to user %s", user.pk)
+    return sent, failed
+
+
+@task
+def send_digests() -> int:
+    """The daily digest on the task worker; returns how many went out. The
+    next day's run is enqueued even when this one fails."""
+    try:
+        sent, _failed = digest_send_all()
+    finally:
+        daily.schedule_next(send_digests)
+    return sent

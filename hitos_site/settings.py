@@ -49,6 +49,7 @@ INSTALLED_APPS = [
     "crispy_forms",
     "crispy_bootstrap5",
     "axes",
+    "django_tasks_db",
     "accounts",
     "campaigns",
     "sheets",
@@ -146,6 +147,13 @@ if REDIS_URL:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}}
 else:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+
+# Background tasks (Django's tasks framework): e-mails, the notification
+# fan-out of a post and the daily jobs are rows in the database, committed
+# with the change that asked for them, and `manage.py db_worker` runs them
+# (docs/deploy.md). Any number of workers may run: each claims a task with a
+# row lock (SKIP LOCKED on PostgreSQL).
+TASKS = {"default": {"BACKEND": "django_tasks_db.DatabaseBackend", "QUEUES": ["default"]}}
 
 # E-mail: printed on the console unless an SMTP host is configured.
 EMAIL_HOST = env_str("EMAIL_HOST", "")

@@ -1,4 +1,4 @@
-"""The test suite's settings: the development defaults, and two changes for throttling.
+"""The test suite's settings: the development defaults, two changes for throttling, tasks at once.
 
 Tests run with ``DEBUG=1`` semantics at import time (a generated secret key
 under var/, no HTTPS redirects) unless the environment says otherwise;
@@ -26,5 +26,9 @@ from hitos_site.settings import AUTHENTICATION_BACKENDS as SITE_AUTHENTICATION_B
 
 AUTHENTICATION_BACKENDS = [backend for backend in SITE_AUTHENTICATION_BACKENDS if not backend.startswith("axes.")]
 RATELIMIT_ENABLE = False
+# Tasks run at once, inside the request that enqueues them (the
+# ``database_tasks`` fixture of tests/conftest.py puts the site's database
+# backend back for the tests of the worker itself).
+TASKS = {"default": {"BACKEND": "django.tasks.backends.immediate.ImmediateBackend"}}
 # Axes warns when its backend is missing; here that is deliberate (see above).
 SILENCED_SYSTEM_CHECKS = ["axes.W003"]

@@ -7,8 +7,13 @@ class RollsConfig(AppConfig):
     verbose_name = _("Tiradas")
 
     def ready(self) -> None:
-        from campaigns import extensions, signals
-        from rolls import pages
+        from datetime import time
+
+        from campaigns import daily, extensions, signals
+        from rolls import audit, pages
+
+        # Every night the worker re-verifies every stored log.
+        daily.register(audit.audit_logs, at=time(4, 0))
 
         signals.campaign_created.connect(pages.campaign_created, dispatch_uid="rolls.log_open")
 
@@ -21,3 +26,11 @@ class RollsConfig(AppConfig):
             lambda reveal: RollEntry.objects.filter(pk=reveal.entry_id).values_list("scene_id", flat=True).first(),
         )
         extensions.provide("campaign_page", pages.campaign_page)
+
+        from campaigns import fragments
+
+        # A revealed roll shows in the cached log and permalink pages (new
+        # entries move the log's head, which their keys hold).
+        fragments.track(
+            RollReveal, lambda reveal: [fragments.campaign_scope(fragments.related_id(reveal, "entry", "campaign_id"))]
+        )

@@ -62,6 +62,34 @@ def _empty_cache():
     cache.clear()
 
 
+@pytest.fixture
+def database_tasks():
+    """The site's task backend (tasks kept in the database until a worker
+    runs them) in place of the suite's immediate one; ``run_worker()`` runs
+    what is ready, as ``manage.py db_worker --batch`` does."""
+    from django.tasks import task_backends
+    from django_tasks_db import DatabaseBackend
+
+    saved = task_backends["default"]
+    task_backends["default"] = DatabaseBackend(
+        alias="default", params={"BACKEND": "django_tasks_db.DatabaseBackend", "QUEUES": ["default"]}
+    )
+    yield task_backends["default"]
+    task_backends["default"] = saved
+
+
+def run_worker() -> None:
+    """Run every task that is ready, then return (the site's worker in batch mode)."""
+    from unittest import mock
+
+    from django.core.management import call_command
+
+    # The worker closes connections it finds unusable, as requests do; inside
+    # a test's transaction that would be this test's own connection.
+    with mock.patch("django_tasks_db.management.commands.db_worker.close_old_connections"):
+        call_command("db_worker", "--batch", "--no-reload", "--no-startup-delay", "--interval", "0", verbosity=0)
+
+
 # The PostgreSQL triggers that refuse TRUNCATE (the roll log's, rolls 0003).
 TRUNCATE_TRIGGERS = """
 SELECT tgrelid::regclass::text, quote_ident(tgname) FROM pg_trigger

@@ -1,13 +1,14 @@
 """manage.py verify_rolls: re-verifies the stored logs and names every failing entry."""
 
 import json
+import logging
 from io import StringIO
 
 import pytest
 from django.core.management import CommandError, call_command
 from django.db import connection
 
-from rolls import services
+from rolls import audit, services
 from tests.factories import plain_read, roll
 from tests.rolls.conftest import make_table
 
@@ -132,3 +133,27 @@ def test_the_demo_rolls_verify_and_include_a_reroll_chain(table):
     assert entries[1].parent == entries[0]
     assert entries[1].entry["game"]["reading"] == "positive"
     assert _run("--campaign", table.campaign.slug) == f"OK  {table.campaign.slug}: 5 entradas verificadas\n"
+
+
+# --- the nightly audit on the task worker -------------------------------------------------
+
+
+def test_the_nightly_audit_is_quiet_on_clean_logs(table, mailoutbox):
+    roll(table)
+    assert audit.audit_logs.call() == 0
+    assert mailoutbox == []
+
+
+def test_the_nightly_audit_logs_and_mails_the_admins_a_tampered_log(table, tampering, settings, caplog, mailoutbox):
+    settings.ADMINS = ["auditor@example.org"]
+    roll(table)
+    victim = roll(table, purpose="Honrada")
+    tampering(
+        "UPDATE rolls_rollentry SET entry_bytes = %s WHERE id = %s",
+        [bytes(victim.entry_bytes).replace(b"Honrada", b"Trucada"), victim.pk],
+    )
+    with caplog.at_level(logging.ERROR, logger="rolls.audit"):
+        assert audit.audit_logs.call() == 1
+    assert f"Roll log audit: {table.campaign.slug} has" in caplog.text
+    assert [m.to for m in mailoutbox] == [["auditor@example.org"]]
+    assert f"#{victim.seq} ({victim.permalink})" in mailoutbox[0].body

@@ -163,7 +163,9 @@ def test_a_post_made_on_one_web_process_is_on_the_other_at_once_and_the_worker_m
     }
     env.pop("EMAIL_HOST", None)  # e-mails printed by the worker's console mailer
     ports = [_free_port(), _free_port()]
+    # --no-control-socket: gunicorn 27's default socket path is one per user, shared by both.
     gunicorn = [sys.executable, "-m", "gunicorn", "hitos_site.wsgi", "--workers", "1", "--timeout", "60"]
+    gunicorn.append("--no-control-socket")
     servers = [
         Server(f"web{n}", [*gunicorn, "--bind", f"127.0.0.1:{port}"], env, tmp_path) for n, port in enumerate(ports)
     ]

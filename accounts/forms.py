@@ -31,6 +31,13 @@ class BackgroundPasswordResetForm(PasswordResetForm):
     template names, the request and ``use_https``; the default token generator
     and sender are used."""
 
+    email = forms.EmailField(
+        label=_("Correo electrónico"),
+        max_length=max_length_of(User, "email"),
+        error_messages=LIMIT_MESSAGES,
+        widget=forms.EmailInput(attrs={"autocomplete": "email"}),
+    )
+
     def save(self, *, request=None, use_https=False, subject_template_name=None, email_template_name=None, **_ignored):
         send_password_reset.enqueue(
             email=self.cleaned_data["email"],

@@ -47,7 +47,7 @@ from django.db import connection
 from django.test import Client
 from django.urls import reverse
 
-from accounts.forms import LoginForm, ProfileForm, SignUpForm
+from accounts.forms import BackgroundPasswordResetForm, LoginForm, ProfileForm, SignUpForm
 from accounts.limits import max_length_of
 from accounts.models import User
 from campaigns import services as campaign_services
@@ -406,6 +406,16 @@ FORMS: dict[type[forms.BaseForm], tuple[Target, ...]] = {
             },
             lambda w: SignUpForm(),
             text=("username", "email"),
+        ),
+    ),
+    BackgroundPasswordResetForm: (
+        Target(
+            "accounts:password-reset",
+            lambda w: reverse("accounts:password-reset"),
+            "anonymous",
+            lambda w: {"email": w.ana.email},
+            lambda w: BackgroundPasswordResetForm(),
+            text=("email",),
         ),
     ),
     ProfileForm: (
@@ -999,6 +1009,7 @@ def _code(w: World, length: int) -> str:
 # Values that are not free text: a generator of a valid one of that length.
 VALUES: dict[tuple[type, str], Callable[[World, int], str]] = {
     (SignUpForm, "email"): _email,
+    (BackgroundPasswordResetForm, "email"): _email,
     (FreeRollForm, "notation"): _notation,
     (SecretRollForm, "notation"): _notation,
     (SecretRollForm, "seen"): lambda w, length: (w.head + "0" * length)[:length],
@@ -1018,6 +1029,7 @@ NOT_STORED_WHOLE = {
 # Fields not sent at their limit.
 NOT_AT_LIMIT = {
     (LoginForm, "username"): "a log-in stores nothing typed (and no user has a name that long)",
+    (BackgroundPasswordResetForm, "email"): "a reset request stores nothing typed: it mails an account, if one has it",
     (PostRollForm, "difficulty"): "read as a number or a word of the scale: no text of 40 characters is one",
     (RollRequestForm, "difficulty"): "read as a number or a word of the scale: no text of 40 characters is one",
 }

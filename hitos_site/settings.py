@@ -17,6 +17,7 @@ from django.utils.csp import CSP
 from django.utils.translation import gettext_lazy as _
 
 from hitos_site.env import env_bool, env_int, env_list, env_secret, env_str
+from hitos_site.release import fingerprint
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(env_str("HITOS_VAR_DIR", str(BASE_DIR / "var")))
@@ -141,10 +142,18 @@ LOGIN_URL = "accounts:login"
 LOGIN_REDIRECT_URL = "home"
 LOGOUT_REDIRECT_URL = "home"
 
-# Cache: Redis when REDIS_URL is set, else per-process memory.
+# Cache: Redis when REDIS_URL is set, else per-process memory. The shared
+# cache's keys carry the release (RELEASE, else a hash of the code: see
+# hitos_site/release.py), so a new release never serves HTML the old one cached.
 REDIS_URL = env_str("REDIS_URL", "")
 if REDIS_URL:
-    CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}}
+    CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": REDIS_URL,
+            "KEY_PREFIX": env_str("RELEASE", "") or fingerprint(BASE_DIR),
+        }
+    }
 else:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
 

@@ -9,7 +9,7 @@ and a member it refuses gets 403 with ``denied`` as the message.
 
 from __future__ import annotations
 
-from django.http import HttpRequest
+from django.http import Http404, HttpRequest
 from django.shortcuts import get_object_or_404
 
 from campaigns import permissions as perms
@@ -33,10 +33,13 @@ def scene_for(
     table tools: only the scene page itself asks with ``offgame=True``),
     and ``need`` allows (403)."""
     campaign, access = campaign_for(request, slug)
-    scenes = perms.visible_scenes(access)
-    if not offgame:
-        scenes = scenes.exclude(is_offgame=True)
-    scene = get_object_or_404(scenes, pk=scene_id)
+    scene = get_object_or_404(Scene, campaign=campaign, pk=scene_id)
+    if scene.is_offgame and not offgame:
+        raise Http404
+    # Who was chosen matters only for a scene not open to every member.
+    chosen = set() if scene.everyone or access.is_gm else set(scene.participants.values_list("pk", flat=True))
+    if not perms.can_view_scene(access, scene, chosen):
+        raise Http404
     scene.campaign = campaign
     require(access, need, denied)
     return scene, access

@@ -15,7 +15,10 @@ class TableConfig(AppConfig):
         presenters.register(cards.permalink_card, cards.log_cards, cards.badge_line)
 
         from campaigns import versions
-        from table.models import TableRoll
+        from table.models import RollRequest, TableRoll
 
         # A roll made, re-rolled or extended changes its scene's page.
         versions.track(TableRoll, lambda table_roll: table_roll.scene_id)
+        # So does a GM's request for a roll (asked, answered, cancelled): the
+        # page shows the open ones.
+        versions.track(RollRequest, lambda roll_request: roll_request.scene_id)

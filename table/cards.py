@@ -189,6 +189,75 @@ def cards_for(
     return cards
 
 
+# What a card reads of each version of a roll (``frame``, the systems' bodies
+# and ``table/_roll_card.html``): the signed entry and its links.
+CARD_ENTRY_FIELDS = ("id", "parent", "audience", "entry_bytes", "signature", "opening", "entry_hash", "permalink")
+
+
+def card_versions(table_rolls: Sequence[TableRoll]) -> dict[int, list[RollEntry]]:
+    """Each table roll's versions, oldest first, by table roll id, with only
+    the columns a card reads and each entry loaded once (a roll never
+    re-rolled has one entry, both its first and its latest): one query for
+    rolls made in posts (a re-roll keeps its roll's post), and one more per
+    step back along a chain whose versions are not all in a post."""
+    rerolled_posts = {tr.post_id for tr in table_rolls if tr.latest_id != tr.first_id and tr.post_id is not None}
+    condition = Q(pk__in={tr.first_id for tr in table_rolls} | {tr.latest_id for tr in table_rolls})
+    if rerolled_posts:
+        condition |= Q(post_id__in=rerolled_posts, parent__isnull=False)
+    by_id = {e.pk: e for e in RollEntry.objects.filter(condition).only(*CARD_ENTRY_FIELDS)}
+    chains = {tr.pk: _loaded_chain(tr, by_id) for tr in table_rolls}
+    while missing := {c[0].parent_id for c in chains.values() if c[0].parent_id and c[0].parent_id not in by_id}:
+        found = list(RollEntry.objects.filter(pk__in=missing).only(*CARD_ENTRY_FIELDS))
+        if not found:
+            break
+        by_id.update((e.pk, e) for e in found)
+        chains = {tr.pk: _loaded_chain(tr, by_id) for tr in table_rolls}
+    return chains
+
+
+def _loaded_chain(table_roll: TableRoll, by_id: dict[int, RollEntry]) -> list[RollEntry]:
+    """The roll's versions among ``by_id``, from its latest back to its first
+    or to the first one not loaded yet."""
+    versions = [by_id[table_roll.latest_id]]
+    while versions[0].pk != table_roll.first_id and versions[0].parent_id in by_id:
+        versions.insert(0, by_id[versions[0].parent_id])
+    return versions
+
+
+def card_bodies(table_rolls: Iterable[TableRoll], *, access: Access) -> dict[int, dict[str, Any]]:
+    """The cards of a page's table rolls as every reader of ``access``'s
+    class sees them, by table roll id, without the reader's own actions
+    (``GameSystem.page_card_bodies``; ``roll_actions`` adds them): the
+    versions in ``card_versions``' queries, nothing more."""
+    table_rolls = list(table_rolls)
+    if not table_rolls:
+        return {}
+    for table_roll in table_rolls:
+        table_roll.campaign = access.campaign
+    chains = card_versions(table_rolls)
+    bases = {tr.pk: frame(chains[tr.pk][-1], table_roll=tr, versions=chains[tr.pk]) for tr in table_rolls}
+    cards = dict(bases)
+    for system, rolls in _by_system(table_rolls, bases):
+        cards.update(system.page_card_bodies(rolls, bases, access=access))
+    return cards
+
+
+def roll_actions(
+    table_rolls: Iterable[TableRoll], *, access: Access, has_character: bool | None = None
+) -> dict[int, dict[str, Any]]:
+    """What the reader may do with each table roll of a page, by table roll
+    id: the ``card`` the roll's actions template reads, from the campaign's
+    system (which made the rolls at its table), in a constant number of
+    queries; the rolls come with ``character`` and ``card_prefetches()``."""
+    table_rolls = list(table_rolls)
+    system = systems.for_campaign(access.campaign)
+    if not table_rolls or system is None:
+        return {}
+    for table_roll in table_rolls:
+        table_roll.campaign = access.campaign
+    return system.page_actions(table_rolls, access=access, has_character=has_character)
+
+
 def log_cards(entries: Sequence[RollEntry], *, access: Access) -> dict[int, dict[str, Any]]:
     """Compact cards of a page of the roll log, by entry id (no actions: the
     log is for reading), with the systems' page queries."""

@@ -4,6 +4,7 @@ it may answer and the roll rows of the campaign's game."""
 from __future__ import annotations
 
 from django import forms
+from django.forms.models import ModelChoiceIterator
 from django.utils.translation import gettext_lazy as _
 
 from campaigns.forms import PostForm
@@ -13,6 +14,21 @@ from rolls.forms import client_seed_field
 ROLL_ROWS = 3
 
 
+class ReadOnceChoices(ModelChoiceIterator):
+    """A model choice field's choices from its queryset's rows, read once
+    however often they are asked for (the scene page reads them for its
+    cached form's key, then again to render the form when not cached)."""
+
+    def __iter__(self):
+        if self.field.empty_label is not None:
+            yield ("", self.field.empty_label)
+        for obj in self.queryset:
+            yield self.choice(obj)
+
+    def __len__(self):
+        return len(self.queryset) + (1 if self.field.empty_label is not None else 0)
+
+
 class TablePostForm(PostForm):
     # Any request id is taken here; the service says why one cannot be
     # answered (already answered, cancelled, asked of someone else).
@@ -20,7 +36,14 @@ class TablePostForm(PostForm):
     answer_seed = client_seed_field(marked=True)
 
     def __init__(self, *args, system=None, npcs=(), requests=(), **kwargs):
+        members = kwargs.get("members")
         super().__init__(*args, **kwargs)
+        chosen = self.fields["chosen"]
+        chosen.iterator = ReadOnceChoices
+        chosen.queryset = chosen.queryset  # the widget takes its choices anew
+        if members is not None and members._result_cache is not None:
+            # Members the caller already read (for the page's key) are not read again.
+            chosen.queryset._result_cache = members._result_cache
         self.requests = {r.pk: r for r in requests}
         if self.requests:
             choices = [

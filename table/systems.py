@@ -103,6 +103,28 @@ class GameSystem:
         """A page of cards, by table roll id, in a constant number of queries."""
         return {tr.pk: self.card(bases[tr.pk], access=access, table_roll=tr) for tr in table_rolls}
 
+    def page_card_bodies(
+        self, table_rolls: list[TableRoll], bases: dict[int, dict], *, access: Access
+    ) -> dict[int, dict[str, Any]]:
+        """A page of cards as every reader of the same class sees them (the
+        GM may see more, e.g. a hidden difficulty), by table roll id, with no
+        query of their own: the frame and this system's body, and in
+        ``actions_template`` where the reader's actions go, without working
+        them out (the scene page keeps these in its cached posts and adds
+        ``page_actions`` for each reader). A system whose cards have actions
+        overrides this and ``page_actions``."""
+        return {tr.pk: self.card(bases[tr.pk], access=access, table_roll=tr) for tr in table_rolls}
+
+    def page_actions(
+        self, table_rolls: list[TableRoll], *, access: Access, has_character: bool | None
+    ) -> dict[int, dict[str, Any]]:
+        """What the reader may do with each roll of a page, by table roll id:
+        the ``card`` its ``actions_template`` reads (its ``table_roll`` and
+        the system's own keys), in a constant number of queries (the table
+        rolls come with ``card_prefetches()`` and their ``character``).
+        ``has_character`` as for ``page_cards``. None here: no actions."""
+        return {}
+
     def log_cards(
         self, entries: list[RollEntry], bases: dict[int, dict], *, access: Access
     ) -> dict[int, dict[str, Any]]:

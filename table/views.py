@@ -4,23 +4,32 @@ GM's requests and secret rolls).
 
 Every view loads the scene through ``table.access.scene_for``: outsiders get
 404 for anything private, members without the right get 403.
+
+The page is read far more than it changes: its posts come assembled from
+cached fragments (``table.post_list``; readers without an account get the
+whole list kept per version of the scene), and the empty post form comes
+rendered from the cache (``_post_form_html``).
 """
 
 from __future__ import annotations
 
 import secrets
+from dataclasses import dataclass
+from functools import partial
 from types import SimpleNamespace
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.cache import cache
 from django.core.exceptions import PermissionDenied, ValidationError
-from django.core.paginator import Paginator
+from django.db.models import QuerySet
 from django.http import Http404, HttpRequest, HttpResponse
+from django.middleware.csrf import get_token
 from django.shortcuts import render
 from django.template.loader import render_to_string
 from django.utils import timezone
 from django.utils.cache import patch_vary_headers
+from django.utils.functional import SimpleLazyObject
 from django.utils.safestring import mark_safe
 from django.utils.translation import get_language
 from django.utils.translation import gettext as _
@@ -29,21 +38,61 @@ from django.views.decorators.http import require_POST, require_safe
 from accounts.models import User
 from campaigns import permissions as perms
 from campaigns import services as forum
+from campaigns import versions
 from campaigns.models import Post, Scene, SceneRead
 from campaigns.permissions import Access
-from campaigns.threads import POSTS_PER_PAGE, decorate_posts, members_of, scene_posts
+from campaigns.threads import members_of, scene_posts
 from campaigns.versions import scene_version
 from hitos_site.htmx import HtmxHttpRequest, form_again, page_or_fragment, redirect_after, wants_fragment
 from sheets.models import Character
-from table import post_rolls, services, systems
+from table import fragments, post_list, post_rolls, services, systems
 from table.access import scene_for
-from table.cards import card_prefetches, cards_for
 from table.forms import ROLL_ROWS, TablePostForm
-from table.models import TableRoll
 from table.roll_requests import services as roll_requests
 
 
-def _post_form(access: Access, scene: Scene, data=None, initial=None) -> TablePostForm:
+@dataclass
+class _Writer:
+    """What the post form is made of for one writer: their approved
+    characters (with what the campaign's game reads of them), the NPCs they
+    may speak as, the GM's open requests to them and the members they may
+    whisper to."""
+
+    system: systems.GameSystem | None
+    characters: list[Character]
+    can_npc: bool
+    npcs: list[Character]
+    requests: list
+    members: QuerySet
+
+    def form(self, data=None, initial=None) -> TablePostForm:
+        if data is None:
+            # A fresh key each time the form is shown; a re-shown form keeps its own.
+            initial = {"submission_key": secrets.token_urlsafe(24), **(initial or {})}
+        return TablePostForm(
+            data,
+            system=self.system,
+            initial=initial,
+            characters=self.characters,
+            can_npc=self.can_npc,
+            npcs=self.npcs,
+            requests=self.requests,
+            members=self.members,
+        )
+
+    def rows(self) -> tuple:
+        """Everything the form is made of, as plain values (the members read now)."""
+        return (
+            self.system.key if self.system is not None else "",
+            self.can_npc,
+            fragments.rows(self.characters),
+            fragments.rows(self.npcs),
+            fragments.rows(self.requests),
+            fragments.rows(self.members),
+        )
+
+
+def _writer(access: Access, scene: Scene) -> _Writer:
     system = systems.for_campaign(scene.campaign)
     loaded = system.characters if system is not None else (lambda queryset: queryset)
     characters, npcs, requests = [], [], []
@@ -54,42 +103,21 @@ def _post_form(access: Access, scene: Scene, data=None, initial=None) -> TablePo
     can_npc = perms.can_write_as_npc(access)
     if can_npc:
         npcs = list(loaded(Character.objects.filter(campaign=scene.campaign).npcs()))
-    if data is None:
-        # A fresh key each time the form is shown; a re-shown form keeps its own.
-        initial = {**(initial or {}), "submission_key": secrets.token_urlsafe(24)}
-    return TablePostForm(
-        data,
+    return _Writer(
         system=system,
-        initial=initial,
         characters=characters,
         can_npc=can_npc,
         npcs=npcs,
         requests=requests,
-        members=members_of(scene.campaign).exclude(pk=access.user.pk)
+        # Only what the choices show of each member.
+        members=members_of(scene.campaign).exclude(pk=access.user.pk).only("username", "display_name")
         if access.user.is_authenticated
         else User.objects.none(),
     )
 
 
-def _attach_roll_cards(posts: list[Post], access: Access, scene: Scene, *, has_character: bool | None) -> None:
-    """Each post's roll cards (``post.roll_cards``), in a constant number of
-    queries: the posts' table rolls with their versions and the activations
-    the card's actions read (``table.cards.cards_for``)."""
-    for post in posts:
-        post.roll_cards = []
-    by_post = {p.pk: p for p in posts}
-    table_rolls = list(
-        TableRoll.objects.filter(post__in=list(by_post))
-        .select_related("character", "owner", "first__user", "latest__user")
-        .prefetch_related(*card_prefetches(scene.campaign))
-        .order_by("post_id", "position", "pk")
-    )
-    for table_roll in table_rolls:
-        table_roll.scene = scene
-        table_roll.post = by_post[table_roll.post_id]
-    cards = cards_for(table_rolls, access=access, has_character=has_character)
-    for table_roll in table_rolls:
-        table_roll.post.roll_cards.append(cards[table_roll.pk])
+def _post_form(access: Access, scene: Scene, data=None, initial=None) -> TablePostForm:
+    return _writer(access, scene).form(data, initial)
 
 
 # How long a reader without an account may be shown a rendered page of posts
@@ -107,15 +135,22 @@ def _anonymous_posts(request: HttpRequest, access: Access, scene: Scene, *, page
     page = page or "1"
     if not (page.isdigit() and len(page) <= 6):
         return None
-    key = f"scene-posts:{scene.pk}:{version}:{page}:{get_language()}:{timezone.get_current_timezone_name()}"
+    key = f"scene-post-list:{scene.pk}:{version}:{page}:{get_language()}:{timezone.get_current_timezone_name()}"
     cached = cache.get(key)
     if cached is None:
-        context = _posts_context(request, access, scene, page=page, form=None, version=version)
+        holes = fragments.new_holes()
+        context = _posts_context(
+            request, access, scene, page=page, can_post=False, characters=[], version=version, csrf=holes.csrf
+        )
         html = render_to_string("table/scene_detail.html#post-list", context, request=request)
-        cached = {"html": html, "latest_id": context["latest_id"], "has_next": context["page_obj"].has_next()}
+        cached = {
+            "parts": holes.split(html),
+            "latest_id": context["latest_id"],
+            "has_next": context["page_obj"].has_next(),
+        }
         cache.set(key, cached, ANONYMOUS_POSTS_SECONDS)
     return {
-        "post_list_html": mark_safe(cached["html"]),  # our own template's output, escaped when rendered
+        "post_list_html": _with_csrf(request, cached["parts"]),
         "page_obj": SimpleNamespace(has_next=cached["has_next"]),
         "latest_id": cached["latest_id"],
         "last_read": 0,
@@ -123,15 +158,28 @@ def _anonymous_posts(request: HttpRequest, access: Access, scene: Scene, *, page
     }
 
 
-def _scene_context(request: HttpRequest, access: Access, scene: Scene, *, page, form) -> dict:
-    """What the scene page shows: one page of posts, read markers, the form."""
+def _with_csrf(request: HttpRequest, parts: fragments.Parts) -> str:
+    """A cached fragment with the request's own CSRF token in its forms."""
+    html = fragments.fill(parts, {fragments.CSRF: get_token(request)}) if len(parts) > 1 else parts[0]
+    return mark_safe(html)  # our own templates' output, escaped when rendered
+
+
+def _scene_context(
+    request: HttpRequest, access: Access, scene: Scene, *, page, form, characters: list[Character] | None = None
+) -> dict:
+    """What the scene page shows: one page of posts, read markers, the form.
+    ``characters``: the writer's approved characters (the form's when not given)."""
+    if characters is None:
+        characters = list(form.characters.values()) if form is not None else []
     # Before the posts: a post published meanwhile moves the version past this one.
     version = scene_version(scene.pk)
     posts_part = None
     if not request.user.is_authenticated:
         posts_part = _anonymous_posts(request, access, scene, page=page, version=version)
     if posts_part is None:
-        posts_part = _posts_context(request, access, scene, page=page, form=form, version=version)
+        posts_part = _posts_context(
+            request, access, scene, page=page, can_post=form is not None, characters=characters, version=version
+        )
     can_manage = perms.can_manage(access)
     return {
         **posts_part,
@@ -144,60 +192,154 @@ def _scene_context(request: HttpRequest, access: Access, scene: Scene, *, page, 
         "form": form,
         "roll_requests": roll_requests.scene_requests(scene=scene) if can_manage else [],
         # The game's part: its tools, its points, its secret rolls.
-        **_game_context(scene, access, form),
+        **_game_context(scene, access, characters),
     }
 
 
-def _posts_context(request: HttpRequest, access: Access, scene: Scene, *, page, form, version: int) -> dict:
-    """One page of posts with their cards, and the reader's read markers."""
-    posts = scene_posts(access, scene)
-    page_obj = Paginator(posts, POSTS_PER_PAGE).get_page(page)
-    page_posts = list(page_obj.object_list)
-    decorate_posts(page_posts, access, scene)
-    # A player's approved characters are the post form's (when they may post).
-    has_character = bool(form.characters) if form is not None and access.is_player else None
-    _attach_roll_cards(page_posts, access, scene, has_character=has_character)
-    last_read = 0
+def _posts_context(
+    request: HttpRequest,
+    access: Access,
+    scene: Scene,
+    *,
+    page,
+    can_post: bool,
+    characters: list[Character],
+    version: int,
+    csrf: str | None = None,
+) -> dict:
+    """One page of posts with their cards (``table.post_list``), and the
+    reader's read markers. ``characters``: the writer's approved characters;
+    ``csrf`` goes where the posts' forms want a CSRF token (the request's own
+    when not given)."""
+    user = request.user
+    reads = user.is_authenticated and access.is_member
+    last_read = _last_read(scene, user, version) if reads else 0
+    posts = post_list.page_of_posts(
+        access,
+        scene,
+        page=page,
+        version=version,
+        can_post=can_post,
+        last_read=last_read,
+        # A player's approved characters are the post form's (when they may post).
+        has_character=bool(characters) if can_post and access.is_player else None,
+    )
     first_unread = None
-    if request.user.is_authenticated and access.is_member:
-        last_read = (
-            SceneRead.objects.filter(scene=scene, user=request.user).values_list("last_post_id", flat=True).first() or 0
-        )
-        first_unread = posts.filter(pk__gt=last_read).exclude(author=request.user).values_list("pk", flat=True).first()
-        if page_posts:
-            forum.scene_mark_read(user=request.user, scene=scene, last_post_id=page_posts[-1].pk)
+    if reads:
+        # Nothing the reader may see came after their marker: no unread post to look for.
+        if posts.visible_ids and posts.visible_ids[-1] > last_read:
+            first_unread = (
+                Post.objects.filter(scene=scene, pk__gt=last_read)
+                .addressed_to(user, is_gm=access.is_gm)
+                .exclude(author=user)
+                .order_by("pk")
+                .values_list("pk", flat=True)
+                .first()
+            )
+        if posts.latest_id > last_read:
+            forum.scene_mark_read(user=user, scene=scene, last_post_id=posts.latest_id)
+            cache.set(_last_read_key(scene, user, version), posts.latest_id, versions.FACT_SECONDS)
+    if csrf is None:
+        posts_html = _with_csrf(request, posts.parts)
+    else:
+        posts_html = mark_safe(fragments.fill(posts.parts, {fragments.CSRF: csrf}))  # our templates' output
     return {
         "campaign": scene.campaign,
         "scene": scene,
         "access": access,
-        "page_obj": page_obj,
-        "posts": page_posts,
+        "page_obj": posts.page,
+        "posts": posts.posts,
+        "posts_html": posts_html,
         "last_read": last_read,
         "first_unread": first_unread,
-        "latest_id": page_posts[-1].pk if page_posts else 0,
+        "latest_id": posts.latest_id,
         "scene_version": version,
-        "can_post": form is not None,
+        "can_post": can_post,
         "can_manage": perms.can_manage(access),
     }
 
 
-def _game_context(scene: Scene, access: Access, form: TablePostForm | None) -> dict:
+def _last_read_key(scene: Scene, user, version: int) -> str:
+    return f"scene-read:{scene.pk}:{user.pk}:{version}"
+
+
+def _last_read(scene: Scene, user, version: int) -> int:
+    """The reader's read marker in the scene, kept under the scene's version:
+    it moves only on this page (which keeps where it moved it) and when the
+    reader posts (``forum.post_published``), which moves the version. Two
+    pages read at once may keep the lower marker: the next page read puts
+    it right, and the marker only decides which posts say "nuevo"."""
+    key = _last_read_key(scene, user, version)
+    last_read = cache.get(key)
+    if last_read is None:
+        last_read = SceneRead.objects.filter(scene=scene, user=user).values_list("last_post_id", flat=True).first() or 0
+        cache.add(key, last_read, versions.FACT_SECONDS)
+    return last_read
+
+
+def _post_form_html(request: HttpRequest, context: dict, writer: _Writer) -> str:
+    """The scene page's empty post form, rendered once for everything it
+    shows (its fields' choices and initial values, the reader's open
+    requests, the scene) and kept: each request puts in its own CSRF token
+    and the form's fresh submission key.
+
+    What the form is made of (the writer's rows: characters, NPCs, requests,
+    members) names the rendered form it makes, so that a page read again
+    does not build the form to know it; a change to those rows that the form
+    does not show (a drama point spent) builds it again, and finds it
+    rendered."""
+    form, scene = context["form"], context["scene"]
+    submission_key = context["submission_key"]
+    around = (scene.pk, scene.campaign.slug, context.get("roll_request_template", ""), context["can_manage"])
+    made_of = fragments.key("post-form-rows", *around, writer.rows(), context["form_initial"])
+    form_key = cache.get(made_of)
+    parts = cache.get(form_key) if form_key is not None else None
+    if parts is None:
+        requests_shown = [
+            (r.pk, r.purpose, r.character.name, r.facts, r.difficulty, r.difficulty_hidden)
+            for r in form.requests.values()
+        ]
+        form_key = fragments.key(
+            "post-form",
+            *around,
+            requests_shown,
+            fragments.form_signature(form, besides=["submission_key"]),
+            [fragments.form_signature(row) for row in form.roll_forms],
+        )
+
+        def render(holes: fragments.Holes) -> str:
+            html = render_to_string("table/scene_detail.html#post-form", {**context, "csrf_token": holes.csrf})
+            return html.replace(submission_key, holes("submission-key"))
+
+        parts = fragments.cached(form_key, render)
+        cache.set(made_of, form_key, fragments.SECONDS)
+    filled = fragments.fill(parts, {fragments.CSRF: get_token(request), "submission-key": submission_key})
+    return mark_safe(filled)  # our own template's output, escaped when rendered
+
+
+def _game_context(scene: Scene, access: Access, characters: list[Character]) -> dict:
     system = systems.for_campaign(scene.campaign)
     if system is None:
         return {}
-    # The viewer's characters (the form already loaded them).
-    characters = list(form.characters.values()) if form is not None else []
     return system.scene_context(scene, access, characters=characters)
 
 
 @require_safe
 def scene_detail(request: HtmxHttpRequest, slug: str, scene_id: int) -> HttpResponse:
     scene, access = scene_for(request, slug, scene_id, offgame=True)
-    form = None
+    writer = form = None
     if access.user.is_authenticated and perms.can_post_in_scene(access, scene):
+        writer = _writer(access, scene)
         quote_id = request.GET.get("cita", "")
-        form = _post_form(access, scene, initial={"quote_of": quote_id} if quote_id.isdigit() else None)
-    context = _scene_context(request, access, scene, page=request.GET.get("pagina"), form=form)
+        shown = {"quote_of": quote_id} if quote_id.isdigit() else {}
+        initial = {"submission_key": secrets.token_urlsafe(24), **shown}
+        # Built only if the page needs it: a kept form is served without it.
+        form = SimpleLazyObject(partial(writer.form, initial=initial))
+    characters = writer.characters if writer is not None else []
+    context = _scene_context(request, access, scene, page=request.GET.get("pagina"), form=form, characters=characters)
+    if writer is not None and not wants_fragment(request):
+        context |= {"submission_key": initial["submission_key"], "form_initial": shown}
+        context["post_form_html"] = _post_form_html(request, context, writer)
     return page_or_fragment(request, "table/scene_detail.html", "post-list", context)
 
 

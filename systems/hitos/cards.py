@@ -172,18 +172,20 @@ def hitos_card(
     has_character: HasCharacter,
     can_reroll: bool | None = None,
     known_difficulty: int | None = None,
+    with_actions: bool = True,
 ) -> dict[str, Any]:
     """A HITOS roll's card: the table's frame (``base``) with the kept die, the
     difficulty the reader may see, the margin, and with a table roll (its
     ``activations`` prefetched with ``activations_prefetch``) what the
     reader may do with it. ``can_reroll`` is asked of ``reroll_refusal`` when
     not known; ``known_difficulty`` is a hidden difficulty the caller looked
-    up for the GM without the table roll."""
+    up for the GM without the table roll. Without ``with_actions`` the card
+    only names its actions template (``roll_actions`` works them out)."""
     entry, game = base["entry"], base["game"]
     difficulty = _shown_difficulty(game, table_roll, access.is_gm, known_difficulty)
     reading = game.get("reading") or hitos.Reading.NORMAL
     actions = NO_ACTIONS
-    if table_roll is not None:
+    if table_roll is not None and with_actions:
         if can_reroll is None:
             can_reroll = reroll_refusal(table_roll) is None
         actions = _actions(table_roll, access.user, access, has_character, can_reroll)
@@ -197,6 +199,19 @@ def hitos_card(
         "difficulty_hidden": game.get("difficulty") == "hidden",
         "shown_difficulty": difficulty,
         "margin": _margin(entry, game, difficulty),
+    }
+
+
+def roll_actions(
+    table_roll: TableRoll, *, access: Access, has_character: HasCharacter, can_reroll: bool
+) -> dict[str, Any]:
+    """What ``hitos/_roll_actions.html`` reads (as ``card``) of one roll for
+    this reader: its table roll and what the reader may do with it, from the
+    prefetched activations (no query beyond ``has_character``'s)."""
+    return {
+        **_actions(table_roll, access.user, access, has_character, can_reroll),
+        "table_roll": table_roll,
+        "actions_template": "hitos/_roll_actions.html",
     }
 
 

@@ -13,6 +13,8 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
 from campaigns import permissions as perms
+from campaigns import versions
+from rolls.models import RollEntry
 from sheets.models import Character
 from systems.hitos import cards
 from systems.hitos.checks import services as checks
@@ -57,6 +59,20 @@ def request_facts(*, characteristic: str, skill: str = "", modifier: int = 0) ->
     """What a GM's request for a HITOS check fixes (``RollRequest.facts``):
     the characteristic, the skill (may be empty) and the GM's modifier."""
     return {"characteristic": characteristic, "skill": skill, "modifier": modifier}
+
+
+def _shows_secret_rolls(scene, access) -> bool:
+    """Whether the scene may have secret rolls this reader sees: the GM's
+    own always may; the others see revealed ones, and whether the scene has
+    any is kept under its version (a reveal moves it). Most scenes have
+    none, and the query that reads them for a reader is costly to build."""
+    if access.is_gm:
+        return True
+    return versions.scene_fact(
+        scene.pk,
+        "revealed-secret-rolls",
+        lambda: RollEntry.objects.filter(scene=scene, audience=RollEntry.Audience.GM, reveal__isnull=False).exists(),
+    )
 
 
 class Hitos(GameSystem):
@@ -153,6 +169,19 @@ class Hitos(GameSystem):
             tr.pk: cards.hitos_card(bases[tr.pk], access=access, table_roll=tr, **keywords[tr.pk]) for tr in table_rolls
         }
 
+    def page_card_bodies(self, table_rolls, bases, *, access):
+        no_character = cards.known(False)
+        return {
+            tr.pk: cards.hitos_card(
+                bases[tr.pk], access=access, table_roll=tr, has_character=no_character, with_actions=False
+            )
+            for tr in table_rolls
+        }
+
+    def page_actions(self, table_rolls, *, access, has_character):
+        keywords = cards.page_actions(table_rolls, access=access, has_character=has_character)
+        return {tr.pk: cards.roll_actions(tr, access=access, **keywords[tr.pk]) for tr in table_rolls}
+
     def log_cards(self, entries, bases, *, access):
         hidden = cards.hidden_difficulties(entries) if access.is_gm else {}
         no_character = cards.known(False)
@@ -188,7 +217,9 @@ class Hitos(GameSystem):
             "balances_template": "hitos/_balances.html" if tools else "",
             "scene_sections_template": "hitos/_secret_rolls.html" if tools else "",
             "roll_request_template": "hitos/_roll_request.html",
-            "secret_rolls": secret.scene_secret_cards(access, scene) if tools else [],
+            "secret_rolls": secret.scene_secret_cards(access, scene)
+            if tools and _shows_secret_rolls(scene, access)
+            else [],
             # The viewer's drama points (the post form already loaded their characters).
             "drama_characters": list(characters),
             "can_manage": perms.can_manage(access),

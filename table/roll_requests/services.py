@@ -13,6 +13,7 @@ from django.db import transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
+from campaigns import versions
 from campaigns.models import Scene
 from campaigns.permissions import Access
 from sheets.models import Character
@@ -21,9 +22,21 @@ from table.post_rolls import system_of
 from table.roll_requests import notify
 
 
+def _asked_owners(scene: Scene) -> frozenset[int]:
+    """Who plays the characters the scene's open requests ask, kept under
+    the scene's version (a request made, answered or cancelled moves it):
+    most pages have none to show, and then ask nothing more."""
+
+    def owners() -> frozenset[int]:
+        asked = RollRequest.objects.filter(scene=scene, answered_at__isnull=True, cancelled_at__isnull=True)
+        return frozenset(asked.values_list("character__owner_id", flat=True))
+
+    return versions.scene_fact(scene.pk, "asked-owners", owners)
+
+
 def open_requests(*, scene: Scene, user) -> list[RollRequest]:
     """The open requests of ``scene`` to the characters ``user`` plays."""
-    if not user.is_authenticated:
+    if not user.is_authenticated or user.pk not in _asked_owners(scene):
         return []
     return list(
         RollRequest.objects.filter(
@@ -34,6 +47,8 @@ def open_requests(*, scene: Scene, user) -> list[RollRequest]:
 
 def scene_requests(*, scene: Scene) -> list[RollRequest]:
     """Every open request of the scene, for the GM's list."""
+    if not _asked_owners(scene):
+        return []
     return list(
         RollRequest.objects.filter(scene=scene, answered_at__isnull=True, cancelled_at__isnull=True).select_related(
             "character__owner"

@@ -17,3 +17,8 @@ class CampaignsConfig(AppConfig):
 
         # A new, edited, hidden or deleted post changes its scene's page.
         versions.track(Post, lambda post: post.scene_id)
+
+        from campaigns import fragments
+
+        # The cached pages' rows: campaigns, scenes, members, posts, names.
+        fragments.track_forum()

@@ -6,24 +6,28 @@ get 404 for anything private, members without the right get 403.
 
 from __future__ import annotations
 
+import functools
 from copy import copy
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
+from django.core.cache import cache
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.core.paginator import Paginator
 from django.db import connection
 from django.db.models import Count, Q
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.http import url_has_allowed_host_and_scheme
+from django.utils.safestring import mark_safe
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods, require_POST, require_safe
 
 from accounts.limits import refusal_message
-from campaigns import extensions, notify, services
+from campaigns import context_processors, extensions, fragments, notify, services
 from campaigns import permissions as perms
 from campaigns.access import campaign_for
 from campaigns.forms import (
@@ -49,8 +53,9 @@ from campaigns.models import (
     PostReport,
     Role,
     Scene,
+    SceneRead,
 )
-from campaigns.permissions import Access, campaign_access
+from campaigns.permissions import Access, Standing, campaign_access
 from campaigns.threads import POSTS_PER_PAGE, members_of
 from hitos_site.htmx import HtmxHttpRequest, after_action, page_or_fragment, redirect_after
 
@@ -115,19 +120,98 @@ def _count_by_scene(posts) -> dict[int, int]:
 # --- home and campaigns ----------------------------------------------------
 
 
-@require_safe
-def home(request: HtmxHttpRequest) -> HttpResponse:
-    public = Paginator(Campaign.objects.public().select_related("gm"), HOME_PAGE_SIZE)
-    page_obj = public.get_page(request.GET.get("pagina"))
-    mine = list(Campaign.objects.of_user(request.user).select_related("gm"))
+# What the home page's campaign lists show of a campaign and its GM.
+LISTED_CAMPAIGN_FIELDS = ("title", "slug", "system", "visibility", "gm_id", "gm__username", "gm__display_name")
+
+
+def _public_campaigns(request: HttpRequest, page: str | None) -> str:
+    """The home page's list of public campaigns, one page of it, rendered."""
+    public = Campaign.objects.public().select_related("gm").only(*LISTED_CAMPAIGN_FIELDS)
+    page_obj = Paginator(public, HOME_PAGE_SIZE).get_page(page)
+    return render_to_string(
+        "campaigns/home.html#public-campaigns",
+        {"public_campaigns": page_obj.object_list, "page_obj": page_obj},
+        request=request,
+    )
+
+
+@functools.cache
+def _read_marks_sql(*, in_campaign: bool) -> str:
+    """The query ``_read_marks`` would build with the ORM, built once (every
+    page view of a member asks it, and building it costs several times
+    running it), with the navbar's unread notifications in the same trip."""
+    quote = connection.ops.quote_name
+    read, scene = SceneRead._meta, Scene._meta
+    sql = (
+        f"SELECT ({context_processors.unread_count_sql()}), "
+        f"COUNT(*), SUM(r.{quote(read.get_field('last_post_id').column)}) FROM {quote(read.db_table)} r "
+        f"WHERE r.{quote(read.get_field('user').column)} = %s"
+    )
+    if in_campaign:
+        sql += (
+            f" AND r.{quote(read.get_field('scene').column)} IN (SELECT s.{quote(scene.pk.column)} "
+            f"FROM {quote(scene.db_table)} s WHERE s.{quote(scene.get_field('campaign').column)} = %s)"
+        )
+    return sql
+
+
+def _read_marks(request: HttpRequest, campaign: Campaign | None = None) -> str:
+    """Where the user's read markers stand (in ``campaign``, or everywhere):
+    they only move forward, so their number and sum change whenever the user
+    reads on (a key for what their unread counts depend on besides the posts)."""
+    user = request.user
+    with connection.cursor() as cursor:
+        if campaign is None:
+            cursor.execute(_read_marks_sql(in_campaign=False), [user.pk, user.pk])
+        else:
+            cursor.execute(_read_marks_sql(in_campaign=True), [user.pk, user.pk, campaign.pk])
+        notifications, count, upto = cursor.fetchone()
+    context_processors.unread_counted(request, notifications)
+    return f"{count}.{upto or 0}"
+
+
+def _my_campaigns(request: HttpRequest, mine: list[Campaign] | None = None) -> str:
+    """The signed-in user's campaigns (``mine`` when already loaded) with
+    their unread posts, rendered."""
+    if mine is None:
+        mine = list(Campaign.objects.of_user(request.user).select_related("gm").only(*LISTED_CAMPAIGN_FIELDS))
     unread = _unread_counts(request.user, mine)
     for campaign in mine:
         campaign.unread = unread.get(campaign.pk, 0)
-    return render(
-        request,
-        "campaigns/home.html",
-        {"public_campaigns": page_obj.object_list, "page_obj": page_obj, "my_campaigns": mine},
+    return render_to_string("campaigns/home.html#my-campaigns", {"my_campaigns": mine}, request=request)
+
+
+def _my_campaigns_html(request: HttpRequest):
+    """``_my_campaigns`` as the cache keeps it: until the user joins or
+    leaves a campaign, one of them changes (a post, a scene, a member) or the
+    user reads on."""
+    user = request.user
+    member, people = fragments.versions(fragments.member_scope(user.pk), fragments.PEOPLE)
+    ids_key = fragments.key("my-campaign-ids", user.pk, member)
+    ids = cache.get(ids_key)
+    mine = None
+    if ids is None:
+        mine = list(Campaign.objects.of_user(user).select_related("gm").only(*LISTED_CAMPAIGN_FIELDS))
+        ids = [campaign.pk for campaign in mine]
+        cache.set(ids_key, ids, fragments.FRAGMENT_SECONDS)
+    campaign_versions = fragments.versions(*(fragments.campaign_scope(pk) for pk in ids))
+    key = fragments.key(
+        "my-campaigns", user.pk, member, people, fragments.digest(ids, campaign_versions), _read_marks(request)
     )
+    return fragments.fragment(request, key, lambda: _my_campaigns(request, mine))
+
+
+@require_safe
+def home(request: HtmxHttpRequest) -> HttpResponse:
+    page = request.GET.get("pagina") or "1"
+    if page.isascii() and page.isdigit() and len(page) <= 6:
+        # Everyone sees the same list: kept until a campaign or a name changes.
+        key = fragments.key("home-public", *fragments.versions(fragments.PUBLIC, fragments.PEOPLE), page)
+        public_html = fragments.fragment(request, key, lambda: _public_campaigns(request, page))
+    else:
+        public_html = mark_safe(_public_campaigns(request, page))  # our own template's output
+    mine_html = _my_campaigns_html(request) if request.user.is_authenticated else ""
+    return render(request, "campaigns/home.html", {"public_html": public_html, "my_campaigns_html": mine_html})
 
 
 @login_required
@@ -143,42 +227,64 @@ def campaign_create(request: HtmxHttpRequest) -> HttpResponse:
     return render(request, "campaigns/campaign_form.html", {"form": form, "creating": True})
 
 
-@require_safe
-def campaign_detail(request: HtmxHttpRequest, slug: str) -> HttpResponse:
-    campaign, access = _campaign_for(request, slug)
-    scenes = list(perms.visible_scenes(access))
+def _campaign_page(request: HttpRequest, campaign: Campaign, access: Access, *, pending: bool) -> str:
+    """The campaign page's content for this reader, rendered."""
+    scenes = list(perms.visible_scenes(access).only("campaign_id", "title", "status", "everyone", "position"))
     # Count only the posts this user may read: whispers to others are not
     # even counted, and a scene's chosen members must not multiply the rows.
     readable = Post.objects.filter(scene__in=[s.pk for s in scenes]).addressed_to(request.user, is_gm=access.is_gm)
-    post_counts = _count_by_scene(readable)
+    post_counts = _count_by_scene(readable) if scenes else {}
     unread_by_scene = {}
-    if request.user.is_authenticated and access.is_member:
+    if access.is_member and scenes:
         unread_by_scene = _count_by_scene(readable.unread_by(request.user))
     for scene in scenes:
         scene.campaign = campaign
         scene.post_count = post_counts.get(scene.pk, 0)
         scene.unread = unread_by_scene.get(scene.pk, 0)
-    memberships = list(Membership.objects.active().filter(campaign=campaign).select_related("user"))
-    pending_application = (
-        request.user.is_authenticated
+    memberships = list(
+        Membership.objects.active()
+        .filter(campaign=campaign)
+        .select_related("user")
+        .only("role", "user__username", "user__display_name")
+    )
+    context = {
+        "campaign": campaign,
+        "access": access,
+        "scenes": scenes,
+        "memberships": memberships,
+        "additions": extensions.additions("campaign_page", request, access),
+        "can_apply": perms.can_apply(access) and not pending,
+        "pending_application": pending,
+        "can_manage": perms.can_manage(access),
+        "can_leave": perms.can_leave(access),
+        "unread_total": sum(unread_by_scene.values()),
+        **fragments.csrf_context(),
+    }
+    return render_to_string("campaigns/campaign_detail.html#campaign-page", context, request=request)
+
+
+@require_safe
+def campaign_detail(request: HtmxHttpRequest, slug: str) -> HttpResponse:
+    """The campaign's page, as the cache keeps it for this reader until
+    anything it shows changes (``campaigns.fragments``); where their read
+    markers stand and a pending application are read each time and are part
+    of the key."""
+    campaign, access, content_versions = fragments.campaign_for_reading(request, slug)
+    # Only someone who may apply can have an application waiting.
+    pending = (
+        access.standing == Standing.OUTSIDER
         and Application.objects.filter(campaign=campaign, user=request.user, status=Application.Status.PENDING).exists()
     )
-    return render(
-        request,
-        "campaigns/campaign_detail.html",
-        {
-            "campaign": campaign,
-            "access": access,
-            "scenes": scenes,
-            "memberships": memberships,
-            "additions": extensions.additions("campaign_page", request, access),
-            "can_apply": perms.can_apply(access) and not pending_application,
-            "pending_application": pending_application,
-            "can_manage": perms.can_manage(access),
-            "can_leave": perms.can_leave(access),
-            "unread_total": sum(unread_by_scene.values()),
-        },
+    key = fragments.key(
+        "campaign-page",
+        campaign.pk,
+        *content_versions,
+        fragments.viewer(request.user, access.standing),
+        int(pending),
+        _read_marks(request, campaign) if access.is_member else "",
     )
+    content = fragments.fragment(request, key, lambda: _campaign_page(request, campaign, access, pending=pending))
+    return render(request, "campaigns/campaign_detail.html", {"campaign": campaign, "content": content})
 
 
 @login_required

@@ -27,3 +27,10 @@ class RollsConfig(AppConfig):
         )
         extensions.provide("campaign_page", pages.campaign_page)
 
+        from campaigns import fragments
+
+        # A revealed roll shows in the cached log and permalink pages (new
+        # entries move the log's head, which their keys hold).
+        fragments.track(
+            RollReveal, lambda reveal: [fragments.campaign_scope(fragments.related_id(reveal, "entry", "campaign_id"))]
+        )

@@ -11,6 +11,8 @@ signed bytes say, never the indexed column copies.
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import hashlib
 import json
 from datetime import timedelta
@@ -22,19 +24,24 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import ValidationError
 from django.core.paginator import Paginator
+from django.db import connection
 from django.db.models import Exists, F, OuterRef, Subquery
 from django.http import FileResponse, HttpRequest, HttpResponse, HttpResponseBadRequest
 from django.shortcuts import get_object_or_404, redirect, render
+from django.template.loader import render_to_string
 from django.urls import reverse
+from django.utils.cache import patch_vary_headers
+from django.utils.safestring import mark_safe
 from django.utils.translation import gettext as _
 from django.views.decorators.clickjacking import xframe_options_exempt
 from django.views.decorators.http import require_http_methods, require_safe
 
+from campaigns import fragments
 from campaigns import permissions as perms
 from campaigns.access import campaign_for
 from campaigns.models import Post
-from campaigns.permissions import campaign_access
-from hitos_site.htmx import HtmxHttpRequest, page_or_fragment
+from campaigns.permissions import Access, campaign_access
+from hitos_site.htmx import HtmxHttpRequest, wants_fragment
 from rolls import presenters, rollog, services, verify_roll
 from rolls.forms import FreeRollForm
 from rolls.models import CampaignLog, RollEntry
@@ -62,28 +69,48 @@ def _entry_for(permalink: str) -> RollEntry:
     )
 
 
+@functools.cache
+def _chain_sql() -> str:
+    """The ids of a roll's versions, walking its parent links both ways in
+    one statement (a recursive query, which the ORM does not build; SQLite
+    and PostgreSQL both run it)."""
+    quote = connection.ops.quote_name
+    table, pk = quote(RollEntry._meta.db_table), quote(RollEntry._meta.pk.column)
+    parent = quote(RollEntry._meta.get_field("parent").column)
+    return (
+        f"WITH RECURSIVE up(id, parent) AS ("
+        f"SELECT {pk}, {parent} FROM {table} WHERE {pk} = %s "
+        f"UNION ALL SELECT e.{pk}, e.{parent} FROM {table} e JOIN up ON e.{pk} = up.parent), "
+        f"down(id) AS (SELECT {pk} FROM {table} WHERE {pk} = %s "
+        f"UNION ALL SELECT e.{pk} FROM {table} e JOIN down ON e.{parent} = down.id) "
+        f"SELECT id FROM up UNION SELECT id FROM down"
+    )
+
+
 def _chain(entry: RollEntry) -> list[RollEntry]:
-    """Every version of the roll, from the original to the latest re-roll."""
-    versions = [entry]
-    node = entry
-    while node.parent_id:
-        node = RollEntry.objects.select_related("user").get(pk=node.parent_id)
-        versions.insert(0, node)
-    node = entry
-    while (child := RollEntry.objects.filter(parent=node).select_related("user").first()) is not None:
-        versions.append(child)
-        node = child
-    return versions
+    """Every version of the roll, from the original to the latest re-roll
+    (each version has at most one child), in two queries however long."""
+    with connection.cursor() as cursor:
+        cursor.execute(_chain_sql(), [entry.pk, entry.pk])
+        ids = [row[0] for row in cursor.fetchall()]
+    versions = {e.pk: e for e in RollEntry.objects.filter(pk__in=ids).select_related("user")}
+    versions[entry.pk] = entry
+    return sorted(versions.values(), key=lambda version: version.seq)
 
 
-def _bundle(entry: RollEntry, *, readable: bool = True) -> dict:
-    """The §3.10 bundle: everything the offline verifier needs for this roll.
+def _epoch_open(entry: RollEntry) -> RollEntry:
+    return RollEntry.objects.get(campaign=entry.campaign, kind=RollEntry.Kind.EPOCH_OPEN, epoch=entry.epoch)
+
+
+def _bundle(entry: RollEntry, *, readable: bool = True, epoch: RollEntry | None = None) -> dict:
+    """The §3.10 bundle: everything the offline verifier needs for this roll
+    (``epoch``: its epoch's opening entry, when already loaded).
 
     A sealed roll's opening (and its parent's) goes only to a reader allowed
     to see it; the others get its chain position alone.
     """
     keys = settings.ROLLOG_KEYS
-    epoch = RollEntry.objects.get(campaign=entry.campaign, kind=RollEntry.Kind.EPOCH_OPEN, epoch=entry.epoch)
+    epoch = epoch or _epoch_open(entry)
     head = CampaignLog.objects.get(campaign=entry.campaign)
     head_entry = RollEntry.objects.get(campaign=entry.campaign, seq=head.seq)
     disclosed = readable or not entry.is_sealed
@@ -101,11 +128,10 @@ def _bundle(entry: RollEntry, *, readable: bool = True) -> dict:
     )
 
 
-def _post_readable(request: HttpRequest, post: Post | None) -> bool:
+def _post_readable(access: Access, post: Post | None) -> bool:
     """May this reader open the post? (A whisper or a private scene says no.)"""
     if post is None:
         return False
-    access = campaign_access(request.user, post.scene.campaign)
     return perms.can_read_post(access, post) and (not post.hidden or perms.can_see_hidden_text(access, post))
 
 
@@ -154,15 +180,18 @@ def _sealed_headers(response: HttpResponse, entry: RollEntry) -> HttpResponse:
     return response
 
 
-@require_safe
-def roll_permalink(request: HttpRequest, permalink: str) -> HttpResponse:
+def _permalink_page(request: HttpRequest, permalink: str, access: Access) -> dict:
+    """A roll's page for the reader of ``access``: ``{"html", "private"}``
+    (``private``: the reader sees only its place in the chain), and when a
+    pending activation's deadline changes what it shows, the ``"seconds"``
+    until then."""
     entry = _entry_for(permalink)
-    access = campaign_access(request.user, entry.campaign)
+    access = dataclasses.replace(access, campaign=entry.campaign)
     readable = can_read_roll(access, entry)
-    bundle = _bundle(entry, readable=readable)
+    epoch_open = _epoch_open(entry)
+    bundle = _bundle(entry, readable=readable, epoch=epoch_open)
     proof, problem = _proof(bundle)
     public_key = settings.ROLLOG_KEYS.public_key_hex
-    epoch_open = RollEntry.objects.get(campaign=entry.campaign, kind=RollEntry.Kind.EPOCH_OPEN, epoch=entry.epoch)
     common = {
         "entry": entry,
         "outer": entry.outer,
@@ -173,10 +202,11 @@ def roll_permalink(request: HttpRequest, permalink: str) -> HttpResponse:
         "anchor": epoch_open.entry["anchor"],
         "public_key": public_key,
         "fingerprint": key_fingerprint(public_key),
+        **fragments.csrf_context(),
     }
     if not readable:
         # Its place in the chain, its time and the check of both: nothing more.
-        return _sealed_headers(render(request, "rolls/roll_private.html", common), entry)
+        return {"html": render_to_string("rolls/roll_private.html#roll-page", common, request=request), "private": True}
     signed_entry = entry.entry
     draws, blocks = [], []
     if proof is not None and proof.stream is not None:
@@ -186,7 +216,7 @@ def roll_permalink(request: HttpRequest, permalink: str) -> HttpResponse:
             for d in proof.stream.draws
         ]
     versions = _chain(entry)
-    post_readable = _post_readable(request, entry.post)
+    post_readable = _post_readable(access, entry.post)
     card = presenters.permalink_card(entry, access=access, versions=[v for v in versions if v.seq <= entry.seq])
     link = request.build_absolute_uri(entry.get_absolute_url())
     badge = request.build_absolute_uri(reverse("rolls:roll-badge", args=[entry.permalink]))
@@ -206,7 +236,52 @@ def roll_permalink(request: HttpRequest, permalink: str) -> HttpResponse:
         "bbcode": f"[url={link}][img]{badge}[/img][/url]",
         "markdown": f"[![{_('Tirada verificada')}]({badge})]({link})",
     }
-    return _sealed_headers(render(request, "rolls/roll_detail.html", context), entry)
+    pending = card.get("pending")
+    return {
+        "html": render_to_string("rolls/roll_detail.html#roll-page", context, request=request),
+        "private": False,
+        "seconds": fragments.seconds_until([pending.deadline]) if pending is not None else None,
+    }
+
+
+@require_safe
+def roll_permalink(request: HttpRequest, permalink: str) -> HttpResponse:
+    """A roll's page, as the cache keeps it for this reader
+    (``campaigns.fragments``) until the log's head moves (its bundle carries
+    the head), its stored bytes change or anything else it shows changes."""
+    found = get_object_or_404(
+        RollEntry.objects.rolls()
+        .select_related("campaign")
+        .only(
+            "permalink",
+            "audience",
+            "entry_bytes",
+            "signature",
+            "opening",
+            "campaign_id",
+            "campaign__gm_id",
+            "campaign__visibility",
+        )
+        .annotate(head=Subquery(CampaignLog.objects.filter(campaign=OuterRef("campaign")).values("seq")[:1])),
+        permalink=permalink,
+    )
+    content_versions = fragments.versions(fragments.campaign_scope(found.campaign_id), fragments.PEOPLE)
+    access = fragments.reader_access(request.user, found.campaign, content_versions[0])
+    key = fragments.key(
+        "roll",
+        found.pk,
+        *content_versions,
+        found.head,
+        # What the page verified: the row's own stored bytes (altered, the page says so at once).
+        fragments.digest(bytes(found.entry_bytes), bytes(found.signature), bytes(found.opening or b"")),
+        fragments.viewer(request.user, access.standing),
+        # The page's links to share are absolute.
+        fragments.digest(request.build_absolute_uri("/")),
+    )
+    page = fragments.cached(key, lambda: _permalink_page(request, permalink, access))
+    template = "rolls/roll_private.html" if page["private"] else "rolls/roll_detail.html"
+    response = render(request, template, {"entry": found, "content": fragments.with_csrf(request, page["html"])})
+    return _sealed_headers(response, found)
 
 
 @require_safe
@@ -362,22 +437,13 @@ def _id_filter(request: HttpRequest, name: str) -> int | None:
     return int(raw)
 
 
-@require_safe
-def roll_log(request: HtmxHttpRequest, slug: str) -> HttpResponse:
-    """Every roll and re-roll of the campaign, newest first, superseded versions
-    included: fishing for a better roll shows.
+def _log_head(campaign) -> int:
+    """The seq of the campaign's last entry: it moves with every roll and re-roll."""
+    return CampaignLog.objects.filter(campaign=campaign).values_list("seq", flat=True).first() or 0
 
-    Members see it, and everyone for public campaigns; rolls made in a scene
-    the reader may not open (a private split-party scene) are left out, and
-    the filters offer only what the remaining rolls contain.
-    """
-    campaign, access = campaign_for(request, slug)
-    try:
-        chosen = {name: _id_filter(request, name) for name in ("escena", "personaje", "jugador")}
-    except ValueError as exc:
-        return HttpResponseBadRequest(
-            _("«%(name)s» debe ser un número.") % {"name": exc.args[0]}, content_type="text/plain; charset=utf-8"
-        )
+
+def _roll_log_context(access, chosen: dict, page: str | None) -> dict:
+    campaign = access.campaign
     scenes = perms.visible_scenes(access)
     # Rolls of a post or scene the reader may not read (a whisper, a split
     # party) and unrevealed secret rolls of the GM stay out.
@@ -397,20 +463,74 @@ def roll_log(request: HtmxHttpRequest, slug: str) -> HttpResponse:
         )
         .order_by("-seq")
     )
-    page_obj = Paginator(rolls, ROLL_LOG_PAGE_SIZE).get_page(request.GET.get("pagina"))
+    page_obj = Paginator(rolls, ROLL_LOG_PAGE_SIZE).get_page(page)
     # The log has its own columns for the purpose and the versions: compact cards.
     cards = presenters.log_cards(list(page_obj.object_list), access=access)
     for entry in page_obj.object_list:
         entry.card = cards[entry.pk]
-    context = {
+    return {
         "campaign": campaign,
         "page_obj": page_obj,
         "chosen": chosen,
-        "scenes": scenes.filter(roll_entries__in=visible).distinct().order_by("title", "pk"),
+        # The filters offer what the readable rolls hold, by the names they show.
+        "scenes": scenes.filter(roll_entries__in=visible).only("title").distinct().order_by("title", "pk"),
         # The characters of the readable rolls (the log names its character model by its field).
         "characters": RollEntry.character.field.related_model.objects.filter(roll_entries__in=visible)
+        .only("name")
         .distinct()
         .order_by("name", "pk"),
-        "players": get_user_model().objects.filter(roll_entries__in=visible).distinct().order_by("display_name", "pk"),
+        "players": get_user_model()
+        .objects.filter(roll_entries__in=visible)
+        .only("username", "display_name")
+        .distinct()
+        .order_by("display_name", "pk"),
     }
-    return page_or_fragment(request, "rolls/roll_log.html", "roll-rows", context)
+
+
+@require_safe
+def roll_log(request: HtmxHttpRequest, slug: str) -> HttpResponse:
+    """Every roll and re-roll of the campaign, newest first, superseded versions
+    included: fishing for a better roll shows.
+
+    Members see it, and everyone for public campaigns; rolls made in a scene
+    the reader may not open (a private split-party scene) are left out, and
+    the filters offer only what the remaining rolls contain.
+
+    The cache keeps what a reader was shown (``campaigns.fragments``) until
+    the log's head moves or anything else it shows changes.
+    """
+    campaign, access, content_versions = fragments.campaign_for_reading(request, slug)
+    try:
+        chosen = {name: _id_filter(request, name) for name in ("escena", "personaje", "jugador")}
+    except ValueError as exc:
+        return HttpResponseBadRequest(
+            _("«%(name)s» debe ser un número.") % {"name": exc.args[0]}, content_type="text/plain; charset=utf-8"
+        )
+    page = request.GET.get("pagina") or "1"
+    part = "roll-rows" if wants_fragment(request) else "roll-log-page"
+
+    def rendered() -> str:
+        context = {**_roll_log_context(access, chosen, page), **fragments.csrf_context()}
+        return render_to_string(f"rolls/roll_log.html#{part}", context, request=request)
+
+    if not (page.isascii() and page.isdigit() and len(page) <= 6):
+        content = mark_safe(rendered())  # our own template's output
+    else:
+        key = fragments.key(
+            part,
+            campaign.pk,
+            *content_versions,
+            _log_head(campaign),
+            fragments.viewer(request.user, access.standing),
+            chosen["escena"],
+            chosen["personaje"],
+            chosen["jugador"],
+            page,
+        )
+        content = fragments.fragment(request, key, rendered)
+    if wants_fragment(request):
+        response = HttpResponse(content)
+    else:
+        response = render(request, "rolls/roll_log.html", {"campaign": campaign, "content": content})
+    patch_vary_headers(response, ("HX-Request",))
+    return response

@@ -30,9 +30,10 @@ from sheets.models import Character, SheetEvent
 HISTORY_PAGE_SIZE = 50
 
 
-def sheet_campaign(slug: str) -> Campaign:
-    """The campaign of a sheet address, with what every sheet page reads."""
-    return get_object_or_404(Campaign.objects.select_related("gm", "sheet_options"), slug=slug)
+def sheet_campaign(slug: str, *, related: tuple[str, ...] = ("gm", "sheet_options")) -> Campaign:
+    """The campaign of a sheet address, with what every sheet page reads
+    (``related``: what a page reads of it beyond its own row)."""
+    return get_object_or_404(Campaign.objects.select_related(*related), slug=slug)
 
 
 # The shared sheet pages someone without an account may read (when the
@@ -45,7 +46,8 @@ def system_page(request: HtmxHttpRequest, slug: str, page: str, **kwargs) -> Htt
     """A sheet page of the campaign's game system (404 when it has none)."""
     if page not in OPEN_PAGES and not request.user.is_authenticated:
         return redirect_to_login(request.get_full_path())
-    campaign = sheet_campaign(slug)
+    # The sheet itself is mostly served from the cache, which does not need the GM's row.
+    campaign = sheet_campaign(slug, related=("sheet_options",)) if page == "detail" else sheet_campaign(slug)
     kind = kinds.get(campaign.system)
     view = kind.pages.get(page) if kind is not None else None
     if view is None:

@@ -36,3 +36,18 @@ class HitosConfig(AppConfig):
                 TableRoll.objects.filter(pk=activation.table_roll_id).values_list("scene_id", flat=True).first()
             ),
         )
+
+        from campaigns import fragments
+        from systems.hitos.models import Aspect, Attack, Combat, Combatant, HitosSheet, SceneAspect, Skill, Weapon
+
+        # What the cached pages (the sheet, the combat) show of HITOS.
+        def of(relation: str):
+            return lambda row: [fragments.campaign_scope(fragments.related_id(row, relation, "campaign_id"))]
+
+        for model in (Combat, Activation, TableRoll):
+            fragments.track(model, lambda row: [fragments.campaign_scope(row.campaign_id)])
+        for model in (HitosSheet, Skill, Weapon, Aspect):
+            fragments.track(model, of("character"))
+        for model in (Combatant, Attack):
+            fragments.track(model, of("combat"))
+        fragments.track(SceneAspect, of("scene"))

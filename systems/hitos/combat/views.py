@@ -15,15 +15,18 @@ from django.core.exceptions import PermissionDenied, ValidationError
 from django.db.models import F, Prefetch
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
+from django.template.loader import render_to_string
 from django.urls import reverse
+from django.utils.cache import patch_vary_headers
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST, require_safe
 
 from accounts.limits import refusal_message
+from campaigns import fragments
 from campaigns import permissions as perms
 from campaigns.models import Scene
 from campaigns.permissions import Access
-from hitos_site.htmx import HtmxHttpRequest, after_action, page_or_fragment
+from hitos_site.htmx import HtmxHttpRequest, after_action, page_or_fragment, wants_fragment
 from sheets.permissions import can_play_character
 from systems.hitos.cards import activations_prefetch
 from systems.hitos.combat import services
@@ -181,9 +184,36 @@ def _attack(scene: Scene, attack_id: int) -> Attack:
 
 @require_safe
 def combat_detail(request: HtmxHttpRequest, slug: str, scene_id: int) -> HttpResponse:
-    """The scene's combat: tracker, attack form, attacks with their cards."""
+    """The scene's combat: tracker, attack form, attacks with their cards; as
+    the cache keeps it for this reader (``campaigns.fragments``) until
+    anything it shows changes or an answer's deadline passes."""
     scene, access = scene_for(request, slug, scene_id)
-    return page_or_fragment(request, TEMPLATE, "combat-board", _context(request, scene, access))
+    part = "combat-board" if wants_fragment(request) else "combat-page"
+    key = fragments.key(
+        part,
+        scene.pk,
+        *fragments.versions(fragments.campaign_scope(scene.campaign_id), fragments.PEOPLE),
+        fragments.viewer(request.user, access.standing),
+    )
+    content = fragments.with_csrf(
+        request, fragments.cached(key, lambda: _combat_page(request, scene, access, part))["html"]
+    )
+    if part == "combat-board":
+        response = HttpResponse(content)
+    else:
+        response = render(request, TEMPLATE, {"campaign": scene.campaign, "scene": scene, "content": content})
+    patch_vary_headers(response, ("HX-Request",))
+    return response
+
+
+def _combat_page(request: HtmxHttpRequest, scene: Scene, access: Access, part: str) -> dict:
+    """The combat page's content (or its board, for htmx) for this reader:
+    ``{"html"}``, and the ``"seconds"`` until a pending activation's deadline
+    changes what its card offers."""
+    context = _context(request, scene, access)
+    html = render_to_string(f"{TEMPLATE}#{part}", {**context, **fragments.csrf_context()}, request=request)
+    deadlines = [a.card["pending"].deadline for a in context.get("attacks", ()) if a.card.get("pending") is not None]
+    return {"html": html, "seconds": fragments.seconds_until(deadlines)}
 
 
 @login_required

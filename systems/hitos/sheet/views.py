@@ -22,11 +22,14 @@ from django.core.exceptions import PermissionDenied, ValidationError
 from django.db.models import Prefetch
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.template.loader import render_to_string
+from django.utils.cache import patch_vary_headers
 from django.utils.text import slugify
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods, require_POST, require_safe
 
 from accounts.limits import refusal_message
+from campaigns import fragments
 from campaigns.models import Campaign
 from campaigns.models import Scene as CampaignScene
 from campaigns.permissions import Access, campaign_access, can_view_campaign, visible_scenes
@@ -99,11 +102,16 @@ def _sheet_for(
     character_id: int,
     *,
     need: Callable[[Access, Character], bool] | None = None,
+    access: Access | None = None,
 ) -> tuple[Character, Access, CampaignSheetOptions]:
-    """A sheet the user may see (404 otherwise); 403 when ``need`` says no."""
+    """A sheet the user may see (404 otherwise); 403 when ``need`` says no
+    (``access``: the user's, when the caller has checked it already)."""
     if isinstance(campaign, str):
         campaign = sheet_campaign(campaign)
-    access, options = _access_for(request, campaign)
+    if access is None:
+        access, options = _access_for(request, campaign)
+    else:
+        options = perms.sheet_options(campaign)
     character = get_object_or_404(
         Character.objects.filter(campaign=campaign)
         .select_related("owner", "hitos")
@@ -371,11 +379,13 @@ def _npc_edit(request: HtmxHttpRequest, character: Character, access: Access) ->
 # --- the sheet -------------------------------------------------------------------
 
 
-@require_safe
-def sheet_detail(request: HtmxHttpRequest, campaign: Campaign, character_id: int) -> HttpResponse:
-    character, access, options = _sheet_for(request, campaign, character_id)
+def _sheet_page(request: HtmxHttpRequest, campaign: Campaign, character_id: int, part: str, access: Access) -> dict:
+    """The sheet (``part``: the whole page's content or, for htmx, its meters)
+    as the reader of ``access`` sees it: ``{"html", "title"}``. 404 as
+    ``_sheet_for``."""
+    character, access, options = _sheet_for(request, campaign, character_id, access=access)
     context = _detail_context(access, character, options)
-    if not wants_fragment(request):
+    if part == "sheet-page":
         context["scene_aspects"] = _scene_aspects(access)
         if context["can_notes"]:
             context["notes_form"] = NotesForm(
@@ -383,7 +393,40 @@ def sheet_detail(request: HtmxHttpRequest, campaign: Campaign, character_id: int
                 is_gm=access.is_gm,
                 description_allowed=options.players_edit_description,
             )
-    return page_or_fragment(request, "hitos/sheet/sheet_detail.html", "sheet-meters", context)
+    html = render_to_string(
+        f"hitos/sheet/sheet_detail.html#{part}", {**context, **fragments.csrf_context()}, request=request
+    )
+    return {"html": html, "title": character.name}
+
+
+@require_safe
+def sheet_detail(request: HtmxHttpRequest, campaign: Campaign, character_id: int) -> HttpResponse:
+    """The sheet, as the cache keeps it for this reader (``campaigns.fragments``)
+    until anything it shows changes. Who may see it is decided when it is
+    made: the key holds the reader and everything the decision reads."""
+    if campaign.system != SYSTEM:
+        raise Http404
+    content_versions = fragments.versions(fragments.campaign_scope(campaign.pk), fragments.PEOPLE)
+    access = fragments.reader_access(request.user, campaign, content_versions[0])
+    if not can_view_campaign(access):
+        raise Http404
+    part = "sheet-meters" if wants_fragment(request) else "sheet-page"
+    key = fragments.key(
+        part,
+        campaign.pk,
+        character_id,
+        *content_versions,
+        fragments.viewer(request.user, access.standing),
+    )
+    page = fragments.cached(key, lambda: _sheet_page(request, campaign, character_id, part, access))
+    content = fragments.with_csrf(request, page["html"])
+    if part == "sheet-meters":
+        response = HttpResponse(content)
+    else:
+        context = {"campaign": campaign, "character": {"name": page["title"]}, "content": content}
+        response = render(request, "hitos/sheet/sheet_detail.html", context)
+    patch_vary_headers(response, ("HX-Request",))
+    return response
 
 
 @login_required

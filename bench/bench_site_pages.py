@@ -54,9 +54,7 @@ from __future__ import annotations
 
 import argparse
 import io
-import os
 import sys
-import tempfile
 import time
 import types
 from dataclasses import dataclass
@@ -64,6 +62,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+
+# The set-up, the bare view and the session cookie are bench_pages' own.
+from bench_pages import bare_view, session_cookie, setup_django  # noqa: E402
 
 # Requests per second and ratio to the bare view before issue 13 item 2
 # (the module's docstring); the target is TARGET_FACTOR times each.
@@ -94,44 +95,6 @@ BODY = (
     "- Al fondo, el brocal de un pozo tapado con tablones.\n\n"
     "Nada responde, salvo el goteo constante que llega desde el pozo. (Mensaje %(n)s.)"
 )
-BARE_TEMPLATE = (
-    "<!doctype html><html lang='es'><head><meta charset='utf-8'><title>{{ user.username }}</title></head><body>"
-    + "<p>{{ user.username }} · Lorem ipsum dolor sit amet, consectetur adipiscing elit, sed do eiusmod.</p>" * 20
-    + "</body></html>"
-)
-
-
-def setup_django() -> None:
-    if not os.environ.get("DATABASE_URL"):
-        folder = tempfile.mkdtemp(prefix="hitos-bench-")
-        os.environ["DATABASE_URL"] = f"sqlite:///{folder}/bench.sqlite3"
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "hitos_site.settings")
-    os.environ.setdefault("DEBUG", "1")  # development keys under var/ unless the environment has real ones
-    import django
-
-    django.setup()
-    from django.conf import settings
-    from django.core.management import call_command
-
-    call_command("migrate", verbosity=0)
-    # As in production: with DEBUG on, Django records every query and renders debug pages.
-    settings.DEBUG = False
-    settings.ALLOWED_HOSTS = ["testserver"]
-    settings.STORAGES = {
-        **settings.STORAGES,
-        "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
-    }
-
-
-def bare_view(request):
-    """One query and a 2 KB template: the floor of a Django page."""
-    from django.http import HttpResponse
-    from django.template import engines
-
-    from accounts.models import User
-
-    user = User.objects.only("username").order_by("pk").first()
-    return HttpResponse(engines["django"].from_string(BARE_TEMPLATE).render({"user": user}))
 
 
 def install_urls() -> None:
@@ -306,15 +269,6 @@ def build_campaign() -> Table:
         scene=scene,
         permalink=first_check.first.permalink,
     )
-
-
-def session_cookie(user) -> str:
-    from django.conf import settings
-    from django.test import Client
-
-    client = Client()
-    client.force_login(user)
-    return f"{settings.SESSION_COOKIE_NAME}={client.cookies[settings.SESSION_COOKIE_NAME].value}"
 
 
 def wsgi_getter(path: str, cookie: str = "", expect: int = 200):

@@ -33,7 +33,15 @@ run: $(VENV)/.runtime-installed
 	trap 'kill $$worker 2>/dev/null' EXIT INT TERM; \
 	DEBUG=$${DEBUG:-1} $(PY) manage.py runserver $(HOST)
 
-test: $(VENV)/.dev-installed
+# The browser gates' checkers (tests/browser/test_gates.py: axe-core and the Nu
+# HTML Checker), pinned in package-lock.json; installed again only when it
+# changes. --ignore-scripts: vnu-jar's install script only fetches a Java
+# when none is found, and Java is already here. The site never loads them.
+node_modules/.installed: package-lock.json package.json
+	npm ci --no-audit --no-fund --ignore-scripts
+	@touch $@
+
+test: $(VENV)/.dev-installed node_modules/.installed
 	$(PY) -m pytest
 
 lint: $(VENV)/.dev-installed
@@ -46,7 +54,7 @@ bench: $(VENV)/.runtime-installed
 # Regenerate the message catalogues (needs GNU gettext) and compile them.
 # The compiled .mo files are committed, so running the site never needs gettext.
 messages: $(VENV)/.runtime-installed
-	DEBUG=1 $(PY) manage.py makemessages --locale en --locale es --no-obsolete --ignore ".venv/*" --ignore "var/*" --ignore "static/vendor/*"
+	DEBUG=1 $(PY) manage.py makemessages --locale en --locale es --no-obsolete --ignore ".venv/*" --ignore "var/*" --ignore "static/vendor/*" --ignore "node_modules/*" --ignore "test-results/*"
 	DEBUG=1 $(PY) manage.py compilemessages --ignore ".venv/*"
 
 clean-venv:

@@ -47,8 +47,12 @@ def _safe_next(request: HttpRequest, default: str) -> str:
 
 @require_http_methods(["GET", "HEAD", "POST"])
 def signup(request: HttpRequest) -> HttpResponse:
+    """Create an account and log in. A safe ``next`` (an address of this
+    site, as the log-in page accepts it) is where the newcomer goes then, an
+    invitation's page say; anything else sends them home."""
+    next_url = _safe_next(request, "")
     if request.user.is_authenticated:
-        return redirect("home")
+        return redirect(next_url or "home")
     form = SignUpForm(request.POST if request.method == "POST" else None)
     if request.method == "POST" and form.is_valid():
         user = form.save(commit=False)
@@ -56,13 +60,13 @@ def signup(request: HttpRequest) -> HttpResponse:
         user.language = translation.get_language() if translation.get_language() in _LANGUAGE_CODES else ""
         user.save()
         login(request, user, backend="django.contrib.auth.backends.ModelBackend")
-        messages.success(
-            request,
-            _("Bienvenido a Hitos, %(name)s. Ya puedes unirte a una partida o crear la tuya.")
-            % {"name": user.public_name},
-        )
-        return redirect("home")
-    return render(request, "accounts/signup.html", {"form": form})
+        if next_url:
+            message = _("Bienvenido a Hitos, %(name)s. Tu cuenta está lista.")
+        else:
+            message = _("Bienvenido a Hitos, %(name)s. Ya puedes unirte a una partida o crear la tuya.")
+        messages.success(request, message % {"name": user.public_name})
+        return redirect(next_url or "home")
+    return render(request, "accounts/signup.html", {"form": form, "next": next_url})
 
 
 @login_required

@@ -1,22 +1,33 @@
-"""Atom feeds: one per public scene, and a private one per member.
+"""Atom feeds (RFC 4287): one per public scene, and a private one per member.
 
 Entries carry the post's stored, sanitised ``body_html`` and nothing else: no
 Markdown is rendered here, out-of-character notes stay on the site, and a
-hidden post is a placeholder without its text. Titles are plain text; the
-feed generator escapes them.
+hidden post is a placeholder without its text or its author's name. Titles
+are plain text; the feed generator escapes them.
+
+Every address in a feed (the feed's own ``rel="self"`` link, the page it
+mirrors, each entry's permalink) is built from ``SITE_URL``, never from the
+request's host: a feed reader that reached the site under another name, or a
+proxy that rewrote the host, would otherwise see new entry ids and show old
+posts as new. The ids are those absolute addresses: a post keeps one id in
+every feed it appears in, and each feed's id is its own address.
 """
 
 from __future__ import annotations
 
+from datetime import datetime
+
 from django.contrib.syndication.views import Feed
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404
+from django.urls import reverse
 from django.utils.cache import patch_cache_control
 from django.utils.feedgenerator import Atom1Feed
 from django.utils.html import format_html
 from django.utils.translation import gettext as _
 
 from campaigns.models import Membership, Post, Scene, Visibility
+from campaigns.notify import site_url
 from campaigns.permissions import campaign_access, visible_scenes
 
 FEED_SIZE = 50
@@ -30,9 +41,21 @@ class AtomWithContentFeed(Atom1Feed):
         if item.get("content") is not None:
             handler.addQuickElement("content", item["content"], {"type": "html"})
 
+    def latest_post_date(self):
+        # An empty feed dates from what it follows, not from the moment it is
+        # asked for: its updated date, Last-Modified and ETag stay put, and a
+        # reader that polls it gets 304.
+        if not self.items and self.feed.get("empty_since") is not None:
+            return self.feed["empty_since"]
+        return super().latest_post_date()
+
 
 class _PostFeed(Feed):
     feed_type = AtomWithContentFeed
+
+    def feed_guid(self, obj) -> str:
+        # The feed's id is its own address (the rel="self" link).
+        return self.feed_url(obj)
 
     def item_title(self, post: Post) -> str:
         if post.hidden:
@@ -40,7 +63,10 @@ class _PostFeed(Feed):
         return _("Mensaje #%(id)s de %(speaker)s") % {"id": post.pk, "speaker": post.speaker_name}
 
     def item_link(self, post: Post) -> str:
-        return post.get_absolute_url()
+        return site_url(post.get_absolute_url())
+
+    def item_guid(self, post: Post) -> str:
+        return site_url(post.get_absolute_url())
 
     def item_description(self, post: Post) -> None:
         return None
@@ -50,14 +76,18 @@ class _PostFeed(Feed):
             return {"content": format_html("<p>{}</p>", _("Mensaje oculto por la dirección."))}
         return {"content": post.body_html}
 
-    def item_author_name(self, post: Post) -> str | None:
-        return None if post.hidden else post.speaker_name
+    def item_author_name(self, post: Post) -> str:
+        # Atom requires an author on every entry (or on the feed). A hidden
+        # post's placeholder is the direction's, and does not name the writer.
+        return _("La dirección de la partida") if post.hidden else post.speaker_name
 
-    def item_pubdate(self, post: Post):
+    def item_pubdate(self, post: Post) -> datetime:
         return post.created_at
 
-    def item_updateddate(self, post: Post):
-        return post.edited_at or post.created_at
+    def item_updateddate(self, post: Post) -> datetime:
+        # Hiding a post changes what its entry says: readers must fetch it again.
+        changes = [post.created_at, post.edited_at, post.hidden_at if post.hidden else None]
+        return max(moment for moment in changes if moment is not None)
 
 
 class SceneFeed(_PostFeed):
@@ -65,7 +95,7 @@ class SceneFeed(_PostFeed):
     campaign's all-members scene. Whispers and hidden posts are left out."""
 
     def get_object(self, request: HttpRequest, slug: str, scene_id: int) -> Scene:
-        scenes = Scene.objects.select_related("campaign").filter(
+        scenes = Scene.objects.select_related("campaign__gm").filter(
             campaign__slug=slug, campaign__visibility=Visibility.PUBLIC, everyone=True
         )
         return get_object_or_404(scenes, pk=scene_id)
@@ -76,8 +106,17 @@ class SceneFeed(_PostFeed):
     def subtitle(self, scene: Scene) -> str:
         return _("Mensajes públicos de la escena «%(scene)s» en Hitos.") % {"scene": scene.title}
 
+    def author_name(self, scene: Scene) -> str:
+        return scene.campaign.gm.public_name
+
     def link(self, scene: Scene) -> str:
-        return scene.get_absolute_url()
+        return site_url(scene.get_absolute_url())
+
+    def feed_url(self, scene: Scene) -> str:
+        return site_url(reverse("campaigns:scene-feed", args=[scene.campaign.slug, scene.pk]))
+
+    def feed_extra_kwargs(self, scene: Scene) -> dict:
+        return {"empty_since": scene.created_at}
 
     def items(self, scene: Scene):
         posts = Post.objects.filter(scene=scene, recipients=Post.Recipients.ALL, hidden=False)
@@ -96,7 +135,7 @@ class MemberFeed(_PostFeed):
         return response
 
     def get_object(self, request: HttpRequest, token: str) -> Membership:
-        memberships = Membership.objects.active().select_related("campaign", "user")
+        memberships = Membership.objects.active().select_related("campaign__gm", "user")
         membership = get_object_or_404(memberships, feed_token=token, user__is_active=True)
         return membership
 
@@ -106,8 +145,17 @@ class MemberFeed(_PostFeed):
     def subtitle(self, membership: Membership) -> str:
         return _("Los mensajes que puedes leer en la partida. No compartas la dirección de este canal.")
 
+    def author_name(self, membership: Membership) -> str:
+        return membership.campaign.gm.public_name
+
     def link(self, membership: Membership) -> str:
-        return membership.campaign.get_absolute_url()
+        return site_url(membership.campaign.get_absolute_url())
+
+    def feed_url(self, membership: Membership) -> str:
+        return site_url(reverse("campaigns:member-feed", args=[membership.feed_token]))
+
+    def feed_extra_kwargs(self, membership: Membership) -> dict:
+        return {"empty_since": membership.joined_at}
 
     def items(self, membership: Membership):
         access = campaign_access(membership.user, membership.campaign)

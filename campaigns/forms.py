@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 from crispy_forms.helper import FormHelper
-from crispy_forms.layout import Submit
+from crispy_forms.layout import Div, Layout, Submit
 from django import forms
 from django.utils.translation import gettext_lazy as _
 
@@ -167,8 +167,14 @@ class SceneForm(forms.ModelForm):
 
 
 class PostForm(HiddenErrorsShown, forms.Form):
-    voice = forms.ChoiceField(label=_("Escribir como"), choices=())
-    npc_name = text_field(Post, "npc_name", label=_("Nombre del PNJ"), required=False)
+    voice = forms.ChoiceField(
+        label=_("Escribir como"),
+        choices=(),
+        error_messages={"invalid_choice": _("No puedes escribir así: elige una de las voces que te ofrece la lista.")},
+    )
+    npc_name = text_field(
+        Post, "npc_name", label=_("Nombre del PNJ"), required=False, help_text=_("Solo si escribes como PNJ.")
+    )
     body = forms.CharField(
         label=_("Mensaje"),
         widget=forms.Textarea(attrs={"rows": 8}),
@@ -188,14 +194,27 @@ class PostForm(HiddenErrorsShown, forms.Form):
         required=False,
     )
     recipients = forms.ChoiceField(
-        label=_("Destinatarios"), choices=Post.Recipients.choices, initial=Post.Recipients.ALL
+        label=_("Destinatarios"),
+        choices=Post.Recipients.choices,
+        initial=Post.Recipients.ALL,
+        error_messages={"invalid_choice": _("Elige a quién va el mensaje entre las opciones de la lista.")},
     )
     chosen = forms.ModelMultipleChoiceField(
-        label=_("Miembros elegidos"), queryset=None, required=False, widget=forms.CheckboxSelectMultiple
+        label=_("Miembros elegidos"),
+        queryset=None,
+        required=False,
+        widget=forms.CheckboxSelectMultiple,
+        help_text=_("Solo si el mensaje va a miembros elegidos. La dirección lo lee siempre."),
+        error_messages={"invalid_choice": _("Solo puedes elegir a miembros que leen esta escena.")},
     )
     quote_of = forms.IntegerField(widget=forms.HiddenInput, required=False)
     # Made when the form is shown: the same form sent twice publishes once.
     submission_key = text_field(Post, "submission_key", widget=forms.HiddenInput, required=False)
+
+    # Fields that apply only with one choice of another field (its id and
+    # value): static/js/forms.js hides them otherwise; without JavaScript they
+    # show, and what they hold is ignored unless that choice is made.
+    SHOWN_WHEN = {"npc_name": "id_voice=npc", "chosen": "id_recipients=chosen"}
 
     def __init__(self, *args, characters=(), can_npc=False, members=None, **kwargs):
         super().__init__(*args, **kwargs)
@@ -207,10 +226,22 @@ class PostForm(HiddenErrorsShown, forms.Form):
         ]
         if can_npc:
             choices.append(("npc", _("PNJ (escribe su nombre)")))
+        else:
+            # Only who may speak as an NPC names one (``permissions.can_write_as_npc``).
+            del self.fields["npc_name"]
         choices.append(("ooc", _("Fuera de personaje")))
         self.fields["voice"].choices = choices
         self.fields["chosen"].queryset = members
         self.fields["chosen"].label_from_instance = lambda user: user.public_name
+        self.helper = FormHelper()
+        self.helper.form_tag = False
+        self.helper.disable_csrf = True
+        self.helper.layout = Layout(
+            *(
+                Div(name, data_shown_when=self.SHOWN_WHEN[name]) if name in self.SHOWN_WHEN else name
+                for name in self.fields
+            )
+        )
 
     def clean_body(self) -> str:
         body = self.cleaned_data["body"]
@@ -233,8 +264,15 @@ class PostForm(HiddenErrorsShown, forms.Form):
             cleaned["npc_name"] = name
         elif voice == "ooc":
             cleaned["voice"] = Post.Voice.OOC
-        if cleaned.get("recipients") == Post.Recipients.CHOSEN and not cleaned.get("chosen"):
-            self.add_error("chosen", _("Elige al menos un destinatario."))
+        if voice != "npc":
+            # A name typed for an NPC, with another voice chosen, is not kept.
+            cleaned["npc_name"] = ""
+        if cleaned.get("recipients") == Post.Recipients.CHOSEN:
+            if not cleaned.get("chosen") and "chosen" not in self.errors:
+                self.add_error("chosen", _("Elige al menos un destinatario."))
+        else:
+            # Members ticked before choosing other recipients are not kept.
+            cleaned["chosen"] = []
         return cleaned
 
     def character_for(self, voice: str):

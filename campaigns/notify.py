@@ -17,6 +17,13 @@ E-mail preferences (``User.email_notifications``):
   them; applications and moderation at once; nothing goes to the digest;
 - ``digest``: nothing now, the ``send_digest`` command collects them;
 - ``never``: no e-mail at all.
+
+Every notification and digest e-mail says it was sent by a machine
+(``Auto-Submitted``, RFC 3834), carries a Message-ID in the site's own domain
+and a one-click unsubscribe (``List-Unsubscribe`` and
+``List-Unsubscribe-Post``, RFC 8058) whose link is also in the text: a signed
+token naming the user, which ``campaigns.unsubscribe`` accepts without a
+log-in and which sets the preference to ``never``.
 """
 
 from __future__ import annotations
@@ -24,8 +31,12 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterable
 from datetime import timedelta
+from email.headerregistry import HeaderRegistry, UnstructuredHeader
+from email.utils import make_msgid
+from urllib.parse import urlsplit
 
 from django.conf import settings
+from django.core import signing
 from django.core.mail import EmailMessage, mailers
 from django.db import transaction
 from django.db.models import Exists, OuterRef
@@ -48,8 +59,7 @@ _URL_LENGTH = Notification._meta.get_field("url").max_length
 
 def site_url(path: str) -> str:
     """The absolute address of a site path, for e-mails and feeds."""
-    base = getattr(settings, "SITE_URL", "http://127.0.0.1:8000").rstrip("/")
-    return f"{base}{path}"
+    return f"{settings.SITE_URL.rstrip('/')}{path}"
 
 
 def user_language(user) -> str:
@@ -244,6 +254,69 @@ def notify_users(users: Iterable, *, campaign: Campaign, kind: str, url: str, te
 
 # --- e-mail ------------------------------------------------------------------
 
+# What an unsubscribe token turns off. The preference is one per account
+# (``User.email_notifications``), so a token turns off every notification
+# e-mail, the digest included; notifications stay on the site.
+UNSUBSCRIBE_SALT = "campaigns.notify.unsubscribe"
+UNSUBSCRIBE_ALL = "email"
+
+
+def unsubscribe_token(user) -> str:
+    """A signed token naming ``user`` and what it turns off, for the one-click
+    unsubscribe link. It does not expire: a link in an old e-mail still works."""
+    return signing.Signer(salt=UNSUBSCRIBE_SALT).sign_object({"user": user.pk, "off": UNSUBSCRIBE_ALL})
+
+
+def unsubscribe_user_id(token: str) -> int:
+    """The id of the user an unsubscribe token was made for; raises
+    ``signing.BadSignature`` for a forged or tampered token."""
+    payload = signing.Signer(salt=UNSUBSCRIBE_SALT).unsign_object(token)
+    if not isinstance(payload, dict) or payload.get("off") != UNSUBSCRIBE_ALL or type(payload.get("user")) is not int:
+        raise signing.BadSignature("Not an unsubscribe token.")
+    return payload["user"]
+
+
+def unsubscribe_link(user) -> str:
+    return site_url(reverse("campaigns:email-unsubscribe", args=[unsubscribe_token(user)]))
+
+
+def email_unsubscribe(*, user) -> bool:
+    """Turn off every notification e-mail of ``user`` (the preference becomes
+    ``never``); returns whether it changed. E-mails already queued for them
+    are not sent (``send_notification_emails`` asks again), and the digest
+    skips them."""
+    if user.email_notifications == User.EmailChoice.NEVER:
+        return False
+    user.email_notifications = User.EmailChoice.NEVER
+    user.save(update_fields=["email_notifications"])
+    return True
+
+
+class _OneLineHeader(UnstructuredHeader):
+    """A header written on one line, however long (RFC 5322 allows 998
+    characters). Python's mail library folds a long unstructured header by
+    cutting it into RFC 2047 encoded words, and mail clients do not decode
+    those in ``List-Unsubscribe``, whose address must stay as written in its
+    angle brackets (RFC 2369): the one-click button would not appear."""
+
+    def fold(self, *, policy):
+        return super().fold(policy=policy.clone(max_line_length=None))
+
+
+_one_line_header = HeaderRegistry(default_class=_OneLineHeader, use_default_map=False)
+
+
+def _mail_headers(unsubscribe: str) -> dict[str, str]:
+    """The headers of every notification and digest e-mail: sent by a machine,
+    identified in the site's domain (not the worker's host name), with the
+    one-click unsubscribe of RFC 8058."""
+    return {
+        "Message-ID": make_msgid(domain=urlsplit(settings.SITE_URL).hostname or "localhost"),
+        "Auto-Submitted": "auto-generated",
+        "List-Unsubscribe": _one_line_header("List-Unsubscribe", f"<{unsubscribe}>"),
+        "List-Unsubscribe-Post": "List-Unsubscribe=One-Click",
+    }
+
 
 def _mail_after_commit(notifications: list[Notification]) -> None:
     due = [n.pk for n in notifications if _wants_mail_now(n.user, kind=n.kind, from_gm=n.from_gm)]
@@ -254,16 +327,18 @@ def _mail_after_commit(notifications: list[Notification]) -> None:
 
 def notification_email(notification: Notification) -> EmailMessage:
     user = notification.user
+    unsubscribe = unsubscribe_link(user)
     with translation.override(user_language(user)):
         context = {
             "user": user,
             "notification": notification,
             "link": site_url(notification.url),
             "profile_link": site_url(reverse("accounts:profile")),
+            "unsubscribe_link": unsubscribe,
         }
         subject = _short(render_to_string("campaigns/email/notification_subject.txt", context).strip())
         body = render_to_string("campaigns/email/notification.txt", context)
-    return EmailMessage(subject=subject, body=body, to=[user.email])
+    return EmailMessage(subject=subject, body=body, to=[user.email], headers=_mail_headers(unsubscribe))
 
 
 # A failed send is tried again after 5, 15, 45 and 135 minutes.
@@ -276,16 +351,20 @@ def send_notification_emails(notification_ids: list[int], attempt: int = 1) -> i
     """E-mail these notifications, one message each, marking each one e-mailed
     as it goes; returns how many went out.
 
-    Notifications already e-mailed (a task run twice) are skipped. A mail
-    server failure is logged, not raised: the notification stays in the
-    in-site list, and the ones not yet sent are tried again later when the
-    task backend can defer a task.
+    Notifications already e-mailed (a task run twice) are skipped, and so
+    are those whose user no longer wants them now (they unsubscribed or
+    chose the digest since: a digest collects them later). A mail server
+    failure is logged, not raised: the notification stays in the in-site
+    list, and the ones not yet sent are tried again later when the task
+    backend can defer a task.
     """
-    pending = list(
-        Notification.objects.filter(pk__in=notification_ids, emailed_at__isnull=True)
+    pending = [
+        notification
+        for notification in Notification.objects.filter(pk__in=notification_ids, emailed_at__isnull=True)
         .select_related("user")
         .order_by("pk")
-    )
+        if _wants_mail_now(notification.user, kind=notification.kind, from_gm=notification.from_gm)
+    ]
     sent = 0
     for position, notification in enumerate(pending):
         try:
@@ -333,6 +412,7 @@ def digest_email(user, notifications: list[Notification]) -> EmailMessage:
         if not groups or groups[-1][0] != notification.campaign:
             groups.append((notification.campaign, []))
         groups[-1][1].append((notification, site_url(notification.url)))
+    unsubscribe = unsubscribe_link(user)
     with translation.override(user_language(user)):
         context = {
             "user": user,
@@ -340,10 +420,11 @@ def digest_email(user, notifications: list[Notification]) -> EmailMessage:
             "count": len(notifications),
             "list_link": site_url(reverse("campaigns:notifications")),
             "profile_link": site_url(reverse("accounts:profile")),
+            "unsubscribe_link": unsubscribe,
         }
         subject = render_to_string("campaigns/email/digest_subject.txt", context).strip()
         body = render_to_string("campaigns/email/digest.txt", context)
-    return EmailMessage(subject=subject, body=body, to=[user.email])
+    return EmailMessage(subject=subject, body=body, to=[user.email], headers=_mail_headers(unsubscribe))
 
 
 def digest_users():

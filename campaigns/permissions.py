@@ -71,7 +71,20 @@ def can_apply(access: Access) -> bool:
 
 
 def can_join_by_invitation(access: Access) -> bool:
+    """A signed-in user who is not in the campaign may follow an invitation
+    link into it (``was_removed`` says who the link cannot bring back)."""
     return access.standing == Standing.OUTSIDER
+
+
+def was_removed(access: Access) -> bool:
+    """An outsider the direction removed from the campaign: an invitation
+    link does not undo that (one query)."""
+    return (
+        access.standing == Standing.OUTSIDER
+        and Membership.objects.filter(
+            campaign=access.campaign, user=access.user, status=Membership.Status.REMOVED
+        ).exists()
+    )
 
 
 def can_manage(access: Access) -> bool:

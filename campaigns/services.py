@@ -7,10 +7,12 @@ from datetime import timedelta
 
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import IntegrityError, transaction
+from django.urls import reverse
 from django.utils import timezone
 from django.utils.text import slugify
 from django.utils.translation import gettext as _
 
+from accounts.models import User
 from campaigns import extensions, notify, signals
 from campaigns.markup import render_markdown
 from campaigns.models import (
@@ -20,6 +22,7 @@ from campaigns.models import (
     Membership,
     ModerationAction,
     ModerationLog,
+    Notification,
     Post,
     PostReport,
     PostRevision,
@@ -100,21 +103,11 @@ def campaign_update(*, campaign: Campaign, **fields) -> Campaign:
 
 
 @transaction.atomic
-def application_create(*, campaign: Campaign, user, text: str, invitation: Invitation | None = None) -> Application:
-    if invitation is not None:
-        # Lock the invitation so two people cannot take its last use.
-        invitation = Invitation.objects.select_for_update().get(pk=invitation.pk)
-        if not invitation.is_usable:
-            raise ValidationError(_("Esta invitación ya no se puede usar."))
-        invitation.uses += 1
-        invitation.save(update_fields=["uses"])
-    application = Application(
-        campaign=campaign,
-        user=user,
-        text=text,
-        invitation=invitation,
-        role=invitation.role if invitation else Role.PLAYER,
-    )
+def application_create(*, campaign: Campaign, user, text: str) -> Application:
+    """Ask to join a campaign that is recruiting; the GM and co-GMs are told
+    and decide (``application_decide``). Someone with an invitation link
+    needs no application (``invitation_accept``)."""
+    application = Application(campaign=campaign, user=user, text=text, role=Role.PLAYER)
     try:
         with transaction.atomic():
             application.save()
@@ -164,6 +157,84 @@ def invitation_create(*, campaign: Campaign, actor, role: str, days: int, max_us
     invitation.full_clean()
     invitation.save()
     return invitation
+
+
+@transaction.atomic
+def invitation_accept(*, invitation: Invitation, user) -> Membership:
+    """``user`` joins the campaign through an invitation link: the link is the
+    GM's consent, so nobody has to approve it.
+
+    Refused (``ValidationError``, with its ``code``) for the campaign's GM or
+    an active member (``"member"``: nothing changes, no use is spent), for
+    someone the direction removed (``"removed"``: an invitation does not undo
+    that) and when the invitation is revoked, expired or used up
+    (``"unusable"``). Side effects: the invitation spends one use (under its
+    row's lock, so two people never take its last use and a repeated click
+    spends nothing: the second finds the member); the user becomes an active
+    member with the invitation's role (someone who had left comes back); an
+    application of theirs still pending is withdrawn; the GM and co-GMs are
+    told."""
+    # Lock the invitation first: whatever runs for it after this waits here.
+    invitation = Invitation.objects.select_for_update().get(pk=invitation.pk)
+    campaign = Campaign.objects.select_related("gm").get(pk=invitation.campaign_id)
+    membership = Membership.objects.filter(campaign=campaign, user=user).first()
+    if membership is not None:
+        membership.campaign, membership.user = campaign, user
+    if campaign.gm_id == user.pk or (membership is not None and membership.status == Membership.Status.ACTIVE):
+        raise ValidationError(_("Ya formas parte de esta partida."), code="member")
+    if membership is not None and membership.status == Membership.Status.REMOVED:
+        raise ValidationError(
+            _(
+                "La dirección te expulsó de esta partida y una invitación no basta para volver. "
+                "Si crees que es un error, habla con quien la dirige."
+            ),
+            code="removed",
+        )
+    if not invitation.is_usable:
+        raise ValidationError(_("Esta invitación ya no se puede usar."), code="unusable")
+    invitation.uses += 1
+    invitation.save(update_fields=["uses"])
+    if membership is None:
+        membership = Membership(campaign=campaign, user=user, role=invitation.role)
+        membership.full_clean(validate_constraints=False)
+        try:
+            with transaction.atomic():
+                membership.save()
+        except IntegrityError:
+            # Another invitation let them in at the same moment.
+            raise ValidationError(_("Ya formas parte de esta partida."), code="member") from None
+    else:
+        membership.role = invitation.role
+        membership.status = Membership.Status.ACTIVE
+        membership.ended_at = None
+        membership.full_clean(validate_constraints=False)
+        membership.save(update_fields=["role", "status", "ended_at"])
+    # An application waiting for the GM's answer has nothing left to ask.
+    Application.objects.filter(campaign=campaign, user=user, status=Application.Status.PENDING).update(
+        status=Application.Status.WITHDRAWN
+    )
+    _tell_the_direction_someone_joined(membership)
+    return membership
+
+
+def _tell_the_direction_someone_joined(membership: Membership) -> None:
+    campaign = membership.campaign
+    directors = User.objects.filter(pk__in=notify.gm_ids(campaign), is_active=True).order_by("pk")
+
+    def text() -> str:
+        return _("%(user)s se ha unido a «%(campaign)s» con una invitación (papel: %(role)s).") % {
+            "user": membership.user.public_name,
+            "campaign": campaign.title,
+            "role": membership.get_role_display(),
+        }
+
+    notify.notify_users(
+        directors,
+        campaign=campaign,
+        kind=Notification.Kind.APPLICATION,
+        url=reverse("campaigns:dashboard", args=[campaign.slug]),
+        text=text,
+    )
 
 
 @transaction.atomic

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from campaigns import feeds, views
+from campaigns import feeds, unsubscribe, views
 
 app_name = "campaigns"
 
@@ -9,6 +9,8 @@ urlpatterns = [
     path("cuenta/avisos/", views.notifications, name="notifications"),
     path("cuenta/avisos/leidos/", views.notifications_read_all, name="notifications-read-all"),
     path("cuenta/avisos/<int:notification_id>/", views.notification_open, name="notification-open"),
+    # The one-click unsubscribe of the notification e-mails: the signed token is the only credential.
+    path("cuenta/avisos/baja/<str:token>/", unsubscribe.email_unsubscribe, name="email-unsubscribe"),
     path("partidas/nueva/", views.campaign_create, name="campaign-create"),
     path("partidas/<slug:slug>/", views.campaign_detail, name="campaign-detail"),
     path("partidas/<slug:slug>/editar/", views.campaign_edit, name="campaign-edit"),

@@ -21,6 +21,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils import timezone
+from django.utils.html import format_html
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.safestring import mark_safe
 from django.utils.translation import gettext as _
@@ -229,7 +230,9 @@ def campaign_create(request: HtmxHttpRequest) -> HttpResponse:
 
 def _campaign_page(request: HttpRequest, campaign: Campaign, access: Access, *, pending: bool) -> str:
     """The campaign page's content for this reader, rendered."""
-    scenes = list(perms.visible_scenes(access).only("campaign_id", "title", "status", "everyone", "position"))
+    scenes = list(
+        perms.visible_scenes(access).only("campaign_id", "title", "status", "everyone", "position", "is_offgame")
+    )
     # Count only the posts this user may read: whispers to others are not
     # even counted, and a scene's chosen members must not multiply the rows.
     readable = Post.objects.filter(scene__in=[s.pk for s in scenes]).addressed_to(request.user, is_gm=access.is_gm)
@@ -251,6 +254,9 @@ def _campaign_page(request: HttpRequest, campaign: Campaign, access: Access, *, 
         "campaign": campaign,
         "access": access,
         "scenes": scenes,
+        # The story has not started while only the off-game scene is there.
+        "story_started": any(not scene.is_offgame for scene in scenes),
+        "offgame_scene": next((scene for scene in scenes if scene.is_offgame), None),
         "memberships": memberships,
         "additions": extensions.additions("campaign_page", request, access),
         "can_apply": perms.can_apply(access) and not pending,
@@ -380,36 +386,73 @@ def invitation_revoke(request: HtmxHttpRequest, slug: str, invitation_id: int) -
     return redirect("campaigns:dashboard", slug=campaign.slug)
 
 
+def _invitation_unusable(request: HttpRequest, invitation: Invitation) -> HttpResponse:
+    """Why a revoked, expired or used-up invitation no longer lets anyone in."""
+    context = {"invitation": invitation, "campaign": invitation.campaign}
+    return render(request, "campaigns/invitation_unusable.html", context, status=410)
+
+
+def _welcome(campaign: Campaign, membership: Membership) -> str:
+    """What a newcomer reads on arriving in the campaign: what to do next."""
+    if membership.role == Role.PLAYER:
+        return format_html(
+            _("¡Te damos la bienvenida a «{title}»! Ya eres jugador. Tu siguiente paso: {link}."),
+            title=campaign.title,
+            link=format_html(
+                '<a href="{}">{}</a>',
+                reverse("sheets:sheet-create", args=[campaign.slug]),
+                _("crea tu personaje"),
+            ),
+        )
+    if membership.role == Role.COGM:
+        return _(
+            "¡Te damos la bienvenida a «%(title)s»! Ahora codiriges la partida: "
+            "tienes el «Panel de dirección» en su página."
+        ) % {"title": campaign.title}
+    return _(
+        "¡Te damos la bienvenida a «%(title)s»! Como lector puedes leer las escenas abiertas a todos los miembros."
+    ) % {"title": campaign.title}
+
+
 @require_http_methods(["GET", "HEAD", "POST"])
 def invitation_open(request: HtmxHttpRequest, token: str) -> HttpResponse:
-    """An invitation link: anyone with it may read about the campaign and apply."""
+    """An invitation link: the GM's consent to let whoever holds it in.
+
+    Anyone with the link reads about the campaign. Without an account, its
+    buttons lead to sign-up or log-in and back here. A signed-in outsider
+    joins with one click ("Unirme a la partida": a POST, so that opening the
+    link changes nothing) and lands in the campaign with a welcome that says
+    what to do next. Members are sent to the campaign; someone the direction
+    removed is told the link cannot bring them back (403); a revoked,
+    expired or used-up link says so (410)."""
     invitation = get_object_or_404(Invitation.objects.select_related("campaign__gm"), token=token)
     campaign = invitation.campaign
-    if not invitation.is_usable:
-        return render(
-            request, "campaigns/invitation_unusable.html", {"invitation": invitation, "campaign": campaign}, status=410
-        )
     access = campaign_access(request.user, campaign)
-    if request.user.is_authenticated and not perms.can_join_by_invitation(access):
+    if access.is_member:
         messages.info(request, _("Ya formas parte de esta partida."))
         return redirect(campaign)
-    form = ApplicationForm(request.POST if request.method == "POST" else None)
+    if not invitation.is_usable:
+        return _invitation_unusable(request, invitation)
     if request.method == "POST":
         if not request.user.is_authenticated:
             return redirect(f"{reverse('accounts:login')}?next={request.path}")
-        if form.is_valid():
-            try:
-                services.application_create(
-                    campaign=campaign, user=request.user, text=form.cleaned_data["text"], invitation=invitation
-                )
-            except ValidationError as exc:
-                form.add_error(None, exc)
-            else:
-                messages.success(request, _("Solicitud enviada. Te avisaremos cuando la dirección responda."))
-                return redirect("home" if campaign.visibility == "private" else campaign.get_absolute_url())
-    return render(
-        request, "campaigns/invitation_open.html", {"invitation": invitation, "campaign": campaign, "form": form}
-    )
+        try:
+            membership = services.invitation_accept(invitation=invitation, user=request.user)
+        except ValidationError as exc:
+            refused = getattr(exc, "code", None)
+            if refused == "member":
+                messages.info(request, " ".join(exc.messages))
+                return redirect(campaign)
+            if refused == "unusable":
+                invitation.refresh_from_db()
+                return _invitation_unusable(request, invitation)
+            # Removed from the campaign: the page below says so.
+        else:
+            messages.success(request, _welcome(campaign, membership))
+            return redirect(campaign)
+    removed = request.user.is_authenticated and perms.was_removed(access)
+    context = {"invitation": invitation, "campaign": campaign, "removed": removed}
+    return render(request, "campaigns/invitation_open.html", context, status=403 if removed else 200)
 
 
 @login_required

@@ -3,6 +3,7 @@ campaign page's characters and "Fichas" link, the GM's sheets to review."""
 
 from __future__ import annotations
 
+from django.db.models import Q
 from django.http import HttpRequest
 from django.urls import reverse
 from django.utils.translation import gettext as _
@@ -19,13 +20,25 @@ def _has_sheets(access: Access) -> bool:
 
 def campaign_page(request: HttpRequest, access: Access) -> Additions:
     campaign = access.campaign
-    characters = list(Character.objects.filter(campaign=campaign).approved().select_related("owner"))
     linked = access.is_member and _has_sheets(access)
+    # One query: the approved characters everyone sees and, for a member, their own in any state.
+    shown = Character.objects.filter(campaign=campaign).select_related("owner")
+    if linked:
+        shown = shown.player_characters().filter(Q(status=Character.Status.APPROVED) | Q(owner_id=access.user.pk))
+    else:
+        shown = shown.approved()
+    rows = list(shown)
+    characters = [c for c in rows if c.status == Character.Status.APPROVED]
+    own = [c for c in rows if linked and c.owner_id == access.user.pk]
     links = [(_("Fichas"), reverse("sheets:sheet-list", args=[campaign.slug]))] if linked else []
-    return Additions(
-        links=links,
-        panels=[("sheets/_campaign_characters.html", {"characters": characters, "linked": linked})],
-    )
+    values = {
+        "characters": characters,
+        "linked": linked,
+        "own_characters": own,
+        # A player without a character yet is asked to create one (it goes the moment they do).
+        "offer_creation": linked and access.is_player and not own,
+    }
+    return Additions(links=links, panels=[("sheets/_campaign_characters.html", values)])
 
 
 def dashboard(request: HttpRequest, access: Access) -> Additions | None:

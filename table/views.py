@@ -22,7 +22,7 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.cache import cache
 from django.core.exceptions import PermissionDenied, ValidationError
-from django.db.models import QuerySet
+from django.db.models import Q, QuerySet
 from django.http import Http404, HttpRequest, HttpResponse
 from django.middleware.csrf import get_token
 from django.shortcuts import render
@@ -39,7 +39,7 @@ from accounts.models import User
 from campaigns import permissions as perms
 from campaigns import services as forum
 from campaigns import versions
-from campaigns.models import Post, Scene, SceneRead
+from campaigns.models import Membership, Post, Role, Scene, SceneRead
 from campaigns.permissions import Access
 from campaigns.threads import members_of, scene_posts
 from campaigns.versions import scene_version
@@ -110,10 +110,21 @@ def _writer(access: Access, scene: Scene) -> _Writer:
         npcs=npcs,
         requests=requests,
         # Only what the choices show of each member.
-        members=members_of(scene.campaign).exclude(pk=access.user.pk).only("username", "display_name")
+        members=_whisper_members(access, scene).only("username", "display_name")
         if access.user.is_authenticated
         else User.objects.none(),
     )
+
+
+def _whisper_members(access: Access, scene: Scene) -> QuerySet:
+    """The members a post may be addressed to: those who read the scene (in a
+    scene for chosen members, the direction and its participants), but the
+    author."""
+    members = members_of(scene.campaign).exclude(pk=access.user.pk)
+    if scene.everyone:
+        return members
+    direction = Membership.objects.active().filter(campaign=scene.campaign, role=Role.COGM).values("user")
+    return members.filter(Q(pk=scene.campaign.gm_id) | Q(pk__in=direction) | Q(pk__in=scene.participants.values("pk")))
 
 
 def _post_form(access: Access, scene: Scene, data=None, initial=None) -> TablePostForm:

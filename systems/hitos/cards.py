@@ -1,18 +1,22 @@
 """A HITOS roll's card: the body of the table's card frame (``table.cards``)
 for rolls whose signed game says ``"system": "hitos"``.
 
-Everything the card shows is decided here (which die is kept, the margin,
-whether a hidden difficulty may be shown, which activations the reader may
-make): the templates only print it.
+Everything the card shows is decided here (which dice count and by which
+rule, the sum's parts, the margin and why the roll succeeded or failed,
+whether a hidden difficulty may be shown, what each re-roll's activation was
+and what paid for it, which activations the reader may make): the templates
+only print it, in words a reader who never played HITOS can follow.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from django.core.exceptions import PermissionDenied
 from django.db.models import Prefetch, Q
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 
 from campaigns.permissions import Access
 from rolls.models import RollEntry
@@ -27,6 +31,14 @@ from table.models import TableRoll
 # m after a negative one (H19).
 KEPT_LETTER = {hitos.Reading.NORMAL: "C", hitos.Reading.POSITIVE: "M", hitos.Reading.NEGATIVE: "m"}
 SHORT_HASH = 12
+
+# H1 — what each letter on a die means, for the card's dice (the title of
+# their <abbr>; the card's legend says it in full).
+DIE_NAMES = {
+    "m": gettext_lazy("m: menor, el dado más bajo"),
+    "C": gettext_lazy("C: central, el dado del medio"),
+    "M": gettext_lazy("M: mayor, el dado más alto"),
+}
 
 
 def activations_prefetch(prefix: str = "") -> Prefetch:
@@ -65,6 +77,121 @@ def _margin(entry: RollEntry, game: dict, difficulty: int | None) -> int | None:
     except ValueError:
         return None
     return hitos.check(roll, int(game.get("modifier") or 0), difficulty).margin
+
+
+# --- What the card explains: which dice count and why, the total, the outcome in words -------------------
+
+# What an activation was paid with, as the signed entry names it (``Activation.Payment``).
+PAYMENT_LABELS = dict(Activation.Payment.choices)
+
+
+def _counting(roll: hitos.HitosRoll, labels: Sequence[str]) -> tuple[str, set[int]]:
+    """The rule that gave the roll its value and the positions of the dice
+    that count under it: C normally (H2); after a positive re-roll M, or a
+    pair or triple summed when that is more (H15); after a negative one m,
+    or a pair or triple as its face in negative (H19)."""
+    group = roll.group
+    if group is not None:
+        face, count = group
+        same = {position for position, die in enumerate(roll.dice) if die == face}
+        if roll.reading is hitos.Reading.POSITIVE and roll.value != roll.M:
+            return ("triple_sum" if count == 3 else "pair_sum"), same
+        if roll.reading is hitos.Reading.NEGATIVE:
+            return ("triple_negative" if count == 3 else "pair_negative"), same
+    letter = KEPT_LETTER[roll.reading]
+    return letter, {labels.index(letter)} if letter in labels else set()
+
+
+def _counted_name(rule: str, face: int | None) -> str:
+    """What counted, in a few words, for the card's sum ("5 (dado C) + 8")."""
+    if rule == "pair_sum":
+        return _("pareja de %(face)s, sumada") % {"face": face}
+    if rule == "triple_sum":
+        return _("trío de %(face)s, sumado") % {"face": face}
+    if rule == "pair_negative":
+        return _("pareja de %(face)s, en negativo") % {"face": face}
+    if rule == "triple_negative":
+        return _("trío de %(face)s, en negativo") % {"face": face}
+    return _("dado %(letter)s") % {"letter": rule}
+
+
+def _outcome(game: dict, margin: int | None) -> str:
+    """Why the roll succeeded or failed, as one word the card turns into a
+    sentence: a critical (H5) or a fumble (H6) decides whatever the total;
+    else the total against the difficulty (H3; ``equals_not_enough`` is a
+    campaign that asks to beat it, K1). Empty when the reader may not see
+    the difficulty or there is none."""
+    if game.get("critical"):
+        return "critical"
+    if game.get("fumble"):
+        return "fumble"
+    if margin is None:
+        return ""
+    if margin > 0:
+        return "beats"
+    if margin < 0:
+        return "short"
+    return "equals" if game.get("success") is not False else "equals_not_enough"
+
+
+def _explained(signed: dict, game: dict, margin: int | None) -> dict[str, Any] | None:
+    """What the card's body prints of a 3d10 check: each die as rolled with
+    its letter and whether it counts, the rule that picked the value, the
+    sum's parts and the outcome's reason. None when the signed dice are not
+    a HITOS roll (the body then shows only the signed fields)."""
+    dice = signed.get("dice") or []
+    try:
+        roll = hitos.HitosRoll(tuple(dice), game.get("reading") or hitos.Reading.NORMAL)
+    except (TypeError, ValueError):
+        return None
+    labels = list(game.get("labels") or ())
+    if len(labels) != len(dice) or set(labels) != {"m", "C", "M"}:
+        labels = list(roll.labels)
+    rule, counting = _counting(roll, labels)
+    group = roll.group
+    modifier = int(game.get("modifier") or 0)
+    return {
+        "dice": [
+            {"value": die, "letter": letter, "name": DIE_NAMES[letter], "counts": position in counting}
+            for position, (die, letter) in enumerate(zip(dice, labels, strict=True))
+        ],
+        "rule": rule,
+        "face": group[0] if group is not None else None,
+        "counted": _counted_name(rule, group[0] if group is not None else None),
+        "modifier_sign": "−" if modifier < 0 else "+",
+        "modifier_size": abs(modifier),
+        "outcome": _outcome(game, margin),
+        "margin_size": abs(margin) if margin is not None else None,
+    }
+
+
+def _activation(signed: dict) -> dict[str, str] | None:
+    """A re-roll's activation as people read it: in favour or against, the
+    aspect, and what paid for it (the signed code's label; a text no HITOS
+    payment code names is shown as signed)."""
+    kind = signed.get("activation")
+    if kind not in ("positive", "negative"):
+        return None
+    payment = signed.get("payment") or ""
+    return {"kind": kind, "aspect": signed.get("aspect") or "", "payment": PAYMENT_LABELS.get(payment, payment)}
+
+
+def _explained_chain(chain: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The card's versions, each with its total, outcome and activation, so
+    the card says what each re-roll changed."""
+    explained = []
+    for version in chain:
+        signed = version["entry"].entry
+        game = signed.get("game") or {}
+        explained.append(
+            {
+                **version,
+                "total": game.get("total"),
+                "success": game.get("success"),
+                "activation_detail": _activation(signed),
+            }
+        )
+    return explained
 
 
 # --- What the user may do with the card (asked of ``systems.hitos.activations.services``) -------------------
@@ -189,6 +316,7 @@ def hitos_card(
         if can_reroll is None:
             can_reroll = reroll_refusal(table_roll) is None
         actions = _actions(table_roll, access.user, access, has_character, can_reroll)
+    margin = _margin(entry, game, difficulty)
     return {
         **base,
         **actions,
@@ -198,7 +326,10 @@ def hitos_card(
         "kept": KEPT_LETTER.get(reading, "C"),
         "difficulty_hidden": game.get("difficulty") == "hidden",
         "shown_difficulty": difficulty,
-        "margin": _margin(entry, game, difficulty),
+        "margin": margin,
+        "reading": _explained(base["signed_entry"], game, margin),
+        "activation": _activation(base["signed_entry"]),
+        "chain": _explained_chain(base["chain"]),
     }
 
 

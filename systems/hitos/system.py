@@ -197,8 +197,13 @@ class Hitos(GameSystem):
         }
 
     def badge_line(self, game, signed_entry) -> str:
-        """The dice, the kept C, the total and the outcome in words."""
-        line = f"{' · '.join(map(str, signed_entry.get('dice') or []))} (C {game.get('C')}) → {game.get('total')}"
+        """The dice, the value that counts (C, or after an activation the value
+        its reading gives: H15, H19), the total and the outcome in words."""
+        if (game.get("reading") or "normal") == "normal":
+            kept = f"C {game.get('C')}"
+        else:
+            kept = f"{_('valor')} {game.get('value', game.get('C'))}"
+        line = f"{' · '.join(map(str, signed_entry.get('dice') or []))} ({kept}) → {game.get('total')}"
         if game.get("success") is True:
             return f"{line} {_('éxito')}"
         if game.get("success") is False:

@@ -16,7 +16,8 @@ from tests.factories import UserFactory
 pytestmark = pytest.mark.django_db
 
 
-def test_the_request_only_enqueues_and_the_worker_mails_the_link(client, database_tasks):
+def test_the_request_only_enqueues_and_the_worker_mails_the_link(client, database_tasks, settings):
+    settings.SITE_URL = "https://mesa.example"
     UserFactory(email="lucia@example.org")
     with CaptureQueriesContext(connection) as queries:
         response = client.post(reverse("accounts:password-reset"), {"email": "lucia@example.org"})
@@ -30,10 +31,11 @@ def test_the_request_only_enqueues_and_the_worker_mails_the_link(client, databas
     assert [m.to for m in mail.outbox] == [["lucia@example.org"]]
     assert mail.outbox[0].subject == "Recupera tu contraseña de Hitos"
     link = next(line for line in mail.outbox[0].body.splitlines() if "://" in line)
-    assert link.startswith("http://testserver/")
+    # The public site's address, not the host the request came in on.
+    assert link.startswith("https://mesa.example/")
     token = link.rstrip("/").rsplit("/", 1)[-1]
     assert token not in str(task.args_kwargs)
-    assert client.get(link.removeprefix("http://testserver")).status_code == 302  # the link works
+    assert client.get(link.removeprefix("https://mesa.example")).status_code == 302  # the link works
 
 
 def test_the_e_mail_speaks_the_language_of_the_request(client, database_tasks):

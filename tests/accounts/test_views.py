@@ -31,17 +31,27 @@ def test_signup_creates_the_account_logs_in_and_welcomes_in_spanish(client):
 def test_signup_keeps_what_was_typed_and_explains_mismatched_passwords_in_spanish(client):
     response = client.post(reverse("accounts:signup"), _signup_data(password2="otra-cosa-distinta-9"))
     assert response.status_code == 200
-    assert "Los dos campos de contraseña no coinciden." in response.text
+    assert response.context["form"].errors["password2"] == [
+        "Las dos contraseñas no coinciden: escribe la misma en los dos campos."
+    ]
     assert 'value="lucia"' in response.text
     assert 'value="lucia@example.org"' in response.text
     assert not User.objects.filter(username="lucia").exists()
 
 
-def test_signup_applies_djangos_password_validators_in_spanish(client):
+def test_signup_applies_djangos_password_validators_in_our_words(client):
     response = client.post(reverse("accounts:signup"), _signup_data(password1="12345678", password2="12345678"))
     assert response.status_code == 200
-    assert "Esta contraseña es demasiado común." in response.text
-    assert "Esta contraseña es completamente numérica." in response.text
+    assert response.context["form"].errors["password2"] == [
+        "Es una contraseña demasiado común: elige otra más difícil de adivinar.",
+        "No puede tener solo números: añade alguna letra o signo.",
+    ]
+    response = client.post(reverse("accounts:signup"), _signup_data(password1="lucia-x", password2="lucia-x"))
+    assert response.context["form"].errors["password2"] == [
+        "Se parece demasiado a tu nombre de usuario: elige otra.",
+        "Es demasiado corta: usa al menos 8 caracteres.",
+    ]
+    assert not User.objects.filter(username="lucia").exists()
 
 
 def test_signup_refuses_an_e_mail_that_already_has_an_account(client):
@@ -50,9 +60,15 @@ def test_signup_refuses_an_e_mail_that_already_has_an_account(client):
     assert "Ya hay una cuenta con este correo." in response.text
 
 
-def test_signup_requires_every_field(client):
+def test_signup_requires_every_field_and_says_which_in_tu(client):
     response = client.post(reverse("accounts:signup"), {})
-    assert response.text.count("Este campo es obligatorio.") == 4
+    assert response.context["form"].errors == {
+        "username": ["Elige un nombre de usuario."],
+        "email": ["Escribe tu correo electrónico."],
+        "password1": ["Elige una contraseña."],
+        "password2": ["Escribe otra vez la contraseña."],
+    }
+    assert "Este campo es obligatorio." not in response.text
 
 
 def test_signup_remembers_the_language_the_newcomer_was_using(client):
@@ -139,7 +155,8 @@ def test_password_change_with_a_wrong_old_password_explains_in_spanish(user_clie
     assert "Su contraseña antigua es incorrecta." in response.text
 
 
-def test_password_reset_sends_a_spanish_e_mail_with_a_working_link(client):
+def test_password_reset_sends_a_spanish_e_mail_with_a_working_link(client, settings):
+    settings.SITE_URL = "https://mesa.example"
     user = UserFactory(email="olvido@example.org")
     response = client.post(reverse("accounts:password-reset"), {"email": "olvido@example.org"})
     assert response.status_code == 302
@@ -147,7 +164,7 @@ def test_password_reset_sends_a_spanish_e_mail_with_a_working_link(client):
     message = mail.outbox[0]
     assert message.to == ["olvido@example.org"]
     assert message.subject == "Recupera tu contraseña de Hitos"
-    link = re.search(r"http://testserver(/cuenta/recuperar/\S+/)", message.body).group(1)
+    link = re.search(r"https://mesa\.example(/cuenta/recuperar/\S+/)", message.body).group(1)
     form_page = client.get(link, follow=True)
     assert form_page.context["validlink"] is True
     response = client.post(form_page.redirect_chain[-1][0], {"new_password1": STRONG, "new_password2": STRONG})

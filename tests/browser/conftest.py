@@ -8,14 +8,17 @@ collected. A test that leaves any of them behind fails with the list.
 
 from __future__ import annotations
 
+import json
 import os
+import shutil
+import subprocess
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Browser, ConsoleMessage, Page, Playwright, expect, sync_playwright
+from playwright.sync_api import Browser, BrowserContext, ConsoleMessage, Page, Playwright, expect, sync_playwright
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = [
@@ -46,14 +49,21 @@ document.addEventListener("securitypolicyviolation", (event) => {
 """
 
 
-def _require_chromium() -> None:
-    if CHROMIUM.exists():
+def require(present: bool, reason: str) -> None:
+    """Skip the test when a tool it needs is missing, except under CI=true,
+    where the browser tests are part of the contract and must never skip."""
+    if present:
         return
-    reason = f"{CHROMIUM} is missing: install Debian's Chromium (apt-get install -y chromium) to run the browser tests"
-    # In CI the browser tests are part of the contract: never let them skip.
     if os.environ.get("CI") == "true":
         pytest.fail(f"CI=true but {reason}", pytrace=False)
     pytest.skip(reason)
+
+
+def _require_chromium() -> None:
+    require(
+        CHROMIUM.exists(),
+        f"{CHROMIUM} is missing: install Debian's Chromium (apt-get install -y chromium) to run the browser tests",
+    )
 
 
 @pytest.fixture(scope="package")
@@ -171,3 +181,169 @@ def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
         listed = "\n".join(f"  - {entry}" for entry in problems.entries)
         pytest.fail(f"the browser reported {len(problems.entries)} problem(s):\n{listed}", pytrace=False)
     return result
+
+
+def log_in(context: BrowserContext, user, base_url: str) -> None:
+    """Log ``user`` in for every page of ``context`` through a session cookie
+    (for tests about what a logged-in page shows, not about logging in)."""
+    from django.conf import settings
+    from django.test import Client
+
+    client = Client()
+    client.force_login(user)
+    session = client.cookies[settings.SESSION_COOKIE_NAME].value
+    context.add_cookies([{"name": settings.SESSION_COOKIE_NAME, "value": session, "url": base_url}])
+
+
+# --- The gates: axe-core, the page's width, the Nu HTML Checker ------------------------------
+#
+# Both checkers are test dependencies pinned in package.json and installed by
+# `make test` (npm ci) into node_modules/; nothing is fetched while tests run.
+
+ROOT = Path(__file__).resolve().parents[2]
+NODE_MODULES = ROOT / "node_modules"
+AXE_JS = NODE_MODULES / "axe-core" / "axe.min.js"
+VNU_JAR = NODE_MODULES / "vnu-jar" / "build" / "dist" / "vnu.jar"
+# The WCAG 2.0 and 2.1 A and AA rules plus axe's best practices: every rule
+# axe runs by default except the experimental ones and a few AAA checks.
+AXE_TAGS = ("wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "best-practice")
+_MISSING_TOOLS = "run `make test` once (it installs them with npm ci from package-lock.json)"
+
+
+def require_gate_tools() -> str:
+    """Skip (fail under CI=true) unless axe-core, the Nu HTML Checker and Java
+    are all here; return the path of ``java``."""
+    require(AXE_JS.exists(), f"{AXE_JS} is missing: {_MISSING_TOOLS}")
+    require(VNU_JAR.exists(), f"{VNU_JAR} is missing: {_MISSING_TOOLS}")
+    java = shutil.which("java")
+    require(java is not None, "java is missing: the Nu HTML Checker (vnu.jar) runs on Java 11 or later")
+    return str(java)
+
+
+_RUN_AXE = """async (tags) => {
+  const results = await axe.run(document, {runOnly: {type: "tag", values: tags}, resultTypes: ["violations"]});
+  return results.violations.map((violation) => ({
+    id: violation.id,
+    impact: violation.impact,
+    help: violation.help,
+    nodes: violation.nodes.map((node) => ({target: node.target.join(" "), summary: node.failureSummary})),
+  }));
+}"""
+
+
+def axe_violations(page: Page) -> list[dict]:
+    """Run axe-core on the page as it is shown now; its violations, any impact.
+
+    axe is put in through DevTools (``evaluate``), not a ``<script>`` tag: the
+    site's Content Security Policy (script-src 'self') refuses an inline
+    script, and turning the policy off (``bypass_csp``) would also let inline
+    styles through, so the page checked would not be the page people see."""
+    if not page.evaluate("() => typeof window.axe === 'object'"):
+        page.evaluate(AXE_JS.read_text(encoding="utf-8"))
+    return page.evaluate(_RUN_AXE, list(AXE_TAGS))
+
+
+def describe_violations(violations: list[dict]) -> str:
+    lines = []
+    for violation in violations:
+        lines.append(f"{violation['id']} ({violation['impact']}): {violation['help']}")
+        for node in violation["nodes"][:8]:
+            summary = " ".join(node["summary"].split())
+            lines.append(f"    {node['target']}  — {summary}")
+        if len(violation["nodes"]) > 8:
+            lines.append(f"    … and {len(violation['nodes']) - 8} more")
+    return "\n".join(lines)
+
+
+# The elements that stick out of the viewport on the right (or left), widest
+# first, leaving out those inside a box that clips or scrolls them (they do not
+# widen the page). Each is named by tag, id, classes and the start of its text.
+_OVERFLOW = """() => {
+  const viewport = window.innerWidth;
+  const page = document.documentElement.scrollWidth;
+  const clipped = (element) => {
+    for (let box = element.parentElement; box && box !== document.body; box = box.parentElement) {
+      if (getComputedStyle(box).overflowX !== "visible") return true;
+    }
+    return false;
+  };
+  const name = (element) => {
+    let text = element.tagName.toLowerCase();
+    if (element.id) text += "#" + element.id;
+    for (const cls of element.classList) text += "." + cls;
+    const words = (element.textContent || "").trim().replace(/\\s+/g, " ").slice(0, 40);
+    return words ? `${text} «${words}»` : text;
+  };
+  const wide = [];
+  for (const element of document.body.querySelectorAll("*")) {
+    const box = element.getBoundingClientRect();
+    if ((box.right > viewport + 0.5 || box.left < -0.5) && box.width > 0 && !clipped(element)) {
+      wide.push({element: name(element), left: Math.round(box.left), right: Math.round(box.right),
+                 width: Math.round(box.width)});
+    }
+  }
+  // Text that does not wrap (a long address) sticks out of a box that fits:
+  // name the innermost box whose content is wider than itself.
+  for (const element of document.body.querySelectorAll("*")) {
+    if (element.scrollWidth > element.clientWidth + 1 && element.clientWidth > 0 && !clipped(element)
+        && getComputedStyle(element).overflowX === "visible"
+        && ![...element.children].some((child) => child.scrollWidth > child.clientWidth + 1)) {
+      const box = element.getBoundingClientRect();
+      wide.push({element: name(element) + " (its text)", left: Math.round(box.left),
+                 right: Math.round(box.left + element.scrollWidth), width: element.scrollWidth});
+    }
+  }
+  wide.sort((a, b) => b.right - a.right || b.width - a.width);
+  return {viewport, page, widest: wide.slice(0, 6)};
+}"""
+
+
+def horizontal_overflow(page: Page) -> dict:
+    """``{"viewport", "page", "widest"}``: the window's width, the document's
+    scroll width and the elements that stick out, widest first."""
+    return page.evaluate(_OVERFLOW)
+
+
+def describe_overflow(overflow: dict) -> str:
+    lines = [f"the page is {overflow['page']} px wide in a {overflow['viewport']} px window; what sticks out:"]
+    lines += [
+        f"    {item['element']}: {item['left']}…{item['right']} px ({item['width']} px wide)"
+        for item in overflow["widest"]
+    ]
+    return "\n".join(lines)
+
+
+def vnu_check(java: str, files: Sequence[Path]) -> dict[Path, list[dict]]:
+    """The Nu HTML Checker's messages for each file, in one run of Java
+    (starting it takes seconds; checking a page, milliseconds)."""
+    command = [java, "-jar", str(VNU_JAR), "--format", "json", "--exit-zero-always", "--stdout"]
+    done = subprocess.run([*command, *map(str, files)], capture_output=True, text=True, timeout=300, check=False)
+    if done.returncode != 0 or not done.stdout.strip():
+        raise RuntimeError(f"vnu.jar failed (exit {done.returncode}): {done.stderr.strip()[:2000]}")
+    by_uri = {file.resolve().as_uri(): file for file in files}
+    messages: dict[Path, list[dict]] = {file: [] for file in files}
+    for message in json.loads(done.stdout)["messages"]:
+        uri = message.get("url", "")
+        # vnu writes file:/tmp/… where Python writes file:///tmp/….
+        file = by_uri.get(uri) or by_uri.get(uri.replace("file:/", "file:///", 1))
+        if file is None:
+            raise RuntimeError(f"vnu.jar reported on something it was not given: {message}")
+        messages[file].append(message)
+    return messages
+
+
+def is_vnu_error(message: dict) -> bool:
+    # "error" is a validity error; "non-document-error" means the file could not be checked.
+    return message.get("type") in {"error", "non-document-error"}
+
+
+def describe_vnu(messages: list[dict]) -> str:
+    lines = []
+    for message in messages:
+        kind = message.get("subType") or message["type"]
+        where = (
+            f"line {message.get('lastLine', '?')}, column {message.get('firstColumn', message.get('lastColumn', '?'))}"
+        )
+        extract = " ".join(message.get("extract", "").split())
+        lines.append(f"    {kind} at {where}: {message['message']}" + (f"  «{extract}»" if extract else ""))
+    return "\n".join(lines)

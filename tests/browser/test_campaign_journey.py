@@ -124,24 +124,19 @@ def _write(
     return _post_id(page)
 
 
-def _apply_by_invitation(page: Page, user: User, invitation_url: str, text: str) -> None:
+def _join_by_invitation(page: Page, user: User, invitation_url: str) -> None:
+    # The link is the GM's consent: one click, no application to approve.
     _log_in(page, user)
     page.goto(invitation_url)
     expect(page.get_by_role("heading", level=1)).to_have_text("Te invitan a «La casa del páramo»")
-    _field(page, "Preséntate").fill(text)
-    page.get_by_role("button", name="Enviar solicitud").click()
-    expect(_status(page)).to_have_text("Solicitud enviada. Te avisaremos cuando la dirección responda.")
+    page.get_by_role("button", name="Unirme a la partida").click()
+    expect(_status(page)).to_contain_text("¡Te damos la bienvenida a «La casa del páramo»! Ya eres jugador.")
+    expect(page.get_by_role("heading", level=1)).to_have_text("La casa del páramo")
 
 
-def _accept(gm: Page, name: str) -> None:
-    pending = gm.get_by_role("region", name="Solicitudes pendientes")
-    pending.locator("article").filter(has=gm.get_by_role("heading", name=name)).get_by_role(
-        "button", name="Aceptar"
-    ).click()
-    expect(_status(gm)).to_have_text(f"{name} ya es miembro de la partida.")
-
-
-def test_gm_invites_accepts_and_moderates_and_a_whisper_to_the_gm_stays_private(page: Page, open_page: OpenPage):
+def test_gm_invites_players_join_the_gm_moderates_and_a_whisper_to_the_gm_stays_private(
+    page: Page, open_page: OpenPage
+):
     dora = UserFactory(username="dora", display_name="Dora")
     ana = UserFactory(username="ana", display_name="Ana")
     bruno = UserFactory(username="bruno", display_name="Bruno")
@@ -156,7 +151,7 @@ def test_gm_invites_accepts_and_moderates_and_a_whisper_to_the_gm_stays_private(
     expect(gm.get_by_role("heading", level=1)).to_have_text("La casa del páramo")
     campaign_url = gm.url
 
-    gm.get_by_role("link", name="Nueva escena").click()
+    gm.get_by_role("link", name="Crear la primera escena").click()
     _field(gm, "Título").fill("El molino")
     gm.get_by_role("button", name="Crear escena").click()
     expect(_status(gm)).to_have_text("Escena creada.")
@@ -165,7 +160,7 @@ def test_gm_invites_accepts_and_moderates_and_a_whisper_to_the_gm_stays_private(
 
     # An invitation from the dashboard; its link is read off the page.
     gm.goto(campaign_url)
-    gm.get_by_role("link", name="Panel de dirección").click()
+    gm.get_by_role("link", name="Invitar jugadores").click()
     invitations = gm.get_by_role("region", name="Invitaciones")
     invitations.get_by_role("button", name="Crear invitación").click()
     expect(_status(gm)).to_contain_text("Invitación creada: ")
@@ -174,22 +169,17 @@ def test_gm_invites_accepts_and_moderates_and_a_whisper_to_the_gm_stays_private(
     invitation_url = link.inner_text().strip()
     assert re.fullmatch(rf"{re.escape(gm.url.split('/partidas/')[0])}/invitacion/[\w-]+/", invitation_url)
 
-    # Two players open the link and apply; the GM accepts both.
+    # Two players open the link and are in at once; the GM finds them among the members.
     ana_page, bruno_page = open_page(), open_page()
-    _apply_by_invitation(ana_page, ana, invitation_url, "Soy Ana, llevo a una cartógrafa.")
-    _apply_by_invitation(bruno_page, bruno, invitation_url, "Soy Bruno, juego por las noches.")
+    _join_by_invitation(ana_page, ana, invitation_url)
+    _join_by_invitation(bruno_page, bruno, invitation_url)
     gm.reload()
-    pending = gm.get_by_role("region", name="Solicitudes pendientes")
-    expect(pending.locator("article")).to_have_count(2)
-    expect(pending).to_contain_text("Soy Ana, llevo a una cartógrafa.")
-    _accept(gm, "Ana")
-    _accept(gm, "Bruno")
     expect(gm.get_by_role("region", name="Solicitudes pendientes")).to_contain_text("No hay solicitudes pendientes.")
     expect(gm.get_by_role("region", name="Miembros").locator("article")).to_have_text(
         [re.compile(r"^\s*Ana \(Jugador\)"), re.compile(r"^\s*Bruno \(Jugador\)")]
     )
     assert set(Membership.objects.active().values_list("user__username", flat=True)) == {"ana", "bruno"}
-    assert set(Application.objects.values_list("status", flat=True)) == {Application.Status.ACCEPTED}
+    assert not Application.objects.exists()
 
     # Ana posts out of character with a game note; Bruno reads both.
     ana_page.goto(scene_url)
@@ -268,7 +258,7 @@ def test_markup_typed_into_titles_names_posts_and_notes_never_runs(page: Page, o
     campaign_url = gm.url
     check(gm, "[x](javascript:window.__xss=1)")
 
-    gm.get_by_role("link", name="Nueva escena").click()
+    gm.get_by_role("link", name="Crear la primera escena").click()
     _field(gm, "Título").fill(XSS_TITLE)
     _field(gm, "Descripción").fill(XSS_MARKDOWN)
     gm.get_by_role("button", name="Crear escena").click()
@@ -282,12 +272,15 @@ def test_markup_typed_into_titles_names_posts_and_notes_never_runs(page: Page, o
     expect(_status(gm)).to_contain_text("Invitación creada: ")
     invitation_url = invitations.locator("code").inner_text().strip()
 
-    # A player reads the invitation and applies with markup; the GM answers with markup.
+    # A player reads the invitation, then applies to the public campaign with
+    # markup (an invitation needs no application); the GM answers with markup.
     ana_page = open_page()
     _log_in(ana_page, ana)
     check(ana_page, XSS_TITLE)  # the home page's list of public campaigns
     ana_page.goto(invitation_url)
     check(ana_page, XSS_TITLE, "[x](javascript:window.__xss=1)")
+    ana_page.goto(campaign_url + "solicitar/")
+    check(ana_page, XSS_TITLE)
     _field(ana_page, "Preséntate").fill(XSS_MARKDOWN)
     ana_page.get_by_role("button", name="Enviar solicitud").click()
     expect(_status(ana_page)).to_contain_text("Solicitud enviada.")

@@ -86,9 +86,11 @@ def test_sign_up_errors_are_spanish_and_keep_what_the_visitor_typed(page: Page):
     expect(page).to_have_url(re.compile(r"/cuenta/alta/$"))
     expect(page.locator("html")).to_have_attribute("lang", "es")
     password, confirmation = _password_fields(page)
-    # Django's own Spanish message, tied to the field it is about.
+    # Our own Spanish message (in tú), tied to the field it is about.
     expect(confirmation).to_have_attribute("aria-invalid", "true")
-    expect(page.locator("#id_password2_error")).to_have_text("Los dos campos de contraseña no coinciden.")
+    expect(page.locator("#id_password2_error")).to_have_text(
+        "Las dos contraseñas no coinciden: escribe la misma en los dos campos."
+    )
     expect(confirmation).to_have_attribute("aria-describedby", re.compile(r"\bid_password2_error\b"))
     # What the visitor typed comes back; the passwords never do.
     expect(_field(page, "Nombre de usuario")).to_have_value("ana")

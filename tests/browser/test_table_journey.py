@@ -133,6 +133,12 @@ def test_a_roll_an_aspect_reroll_a_negative_activation_and_an_attack_at_the_tabl
     first_dice = table_roll.first.entry["dice"]
     expect(card.locator(".roll-die-value")).to_have_text([str(d) for d in first_dice])
     expect(card.locator(".roll-chain")).to_have_count(0)
+    # The card explains itself: which die counts, and a legend one tap away.
+    expect(card.locator(".roll-die-kept .roll-die-counts")).to_have_text(["cuenta"])
+    expect(card.locator(".roll-reading")).to_have_text("Cuenta el dado central (C), el del medio de los tres.")
+    legend = card.locator("details.roll-legend")
+    legend.locator("summary").click()
+    expect(legend).to_contain_text("el del medio C (central)")
 
     # --- She activates her own aspect, re-rolling the first two dice with a point. --
     # Nobody activates an aspect against their own roll.
@@ -148,8 +154,10 @@ def test_a_roll_an_aspect_reroll_a_negative_activation_and_an_attack_at_the_tabl
 
     chain = card.locator(".roll-chain-version")
     expect(chain).to_have_count(2)
-    expect(chain.nth(1)).to_contain_text("repite los dados 1, 2 (activación positiva: «Ágil como una gata»)")
-    expect(card).to_contain_text("lectura positiva")
+    expect(chain.nth(1)).to_contain_text(
+        "repite los dados 1, 2 (aspecto «Ágil como una gata» activado a favor; pago: un punto dramático)"
+    )
+    expect(card.locator(".roll-reading")).to_contain_text("Tras activar un aspecto a favor")
     expect(page.locator(f"#puntos-ch{ines.pk}")).to_have_text(f"Inés Salcedo: {_points(2)}")
     expect(page.locator("form.activation-form")).to_have_count(0)
     _not_reloaded(page)
@@ -191,8 +199,11 @@ def test_a_roll_an_aspect_reroll_a_negative_activation_and_an_attack_at_the_tabl
     _mark_page(page)
     card.get_by_role("button", name="Aceptar (+1 punto)").click()
     expect(chain).to_have_count(3)
-    expect(chain.nth(2)).to_contain_text("repite los dados 3 (activación negativa: «Oscuridad casi total»)")
-    expect(card).to_contain_text("lectura negativa")
+    expect(chain.nth(2)).to_contain_text(
+        "repite los dados 3 (aspecto «Oscuridad casi total» activado en contra; "
+        "pago: un punto de la reserva de la dirección)"
+    )
+    expect(card.locator(".roll-reading")).to_contain_text("Tras activar un aspecto en contra")
     expect(card.locator(".roll-pending")).to_have_count(0)
     expect(page.locator(f"#puntos-ch{ines.pk}")).to_have_text(f"Inés Salcedo: {_points(3)}")
     _not_reloaded(page)

@@ -13,6 +13,13 @@ from tests.factories import make_scene as scene
 
 pytestmark = [pytest.mark.django_db, pytest.mark.urls("tests.campaigns.feed_urls")]
 
+
+@pytest.fixture(autouse=True)
+def _site_url(settings):
+    # Links are the public site's, whatever host the request came in on.
+    settings.SITE_URL = "https://mesa.example"
+
+
 ATOM = "{http://www.w3.org/2005/Atom}"
 
 XSS_PAYLOADS = [
@@ -104,7 +111,7 @@ def test_a_public_scene_feed_lists_its_public_posts_newest_first_with_the_stored
     assert [e["title"] for e in entries][1:] == [f"Mensaje #{second.pk} de El farero", f"Mensaje #{first.pk} de Ana"]
     assert entries[1]["content"] == "<p>Lo que se guardó.</p>"
     assert entries[2]["content"] == "<p>Subo <strong>la escalera</strong>.</p>\n"
-    assert entries[2]["link"] == f"http://testserver/mensajes/{first.pk}/"
+    assert entries[2]["link"] == f"https://mesa.example/mensajes/{first.pk}/"
     assert entries[2]["author"] == "Ana"
     text = response.content.decode()
     for secret in ("Secreto", "Solo para Ana", "Texto oculto", "spoiler", "Nota de juego secreta"):
@@ -191,8 +198,9 @@ def test_hidden_posts_are_placeholders_without_text_even_for_their_author_and_th
         assert entry == {
             "title": f"Mensaje #{hidden.pk} (oculto)",
             "content": "<p>Mensaje oculto por la dirección.</p>",
-            "link": f"http://testserver/mensajes/{hidden.pk}/",
-            "author": None,
+            "link": f"https://mesa.example/mensajes/{hidden.pk}/",
+            # Atom needs an author: the placeholder is the direction's, the writer is not named.
+            "author": "La dirección de la partida",
         }
 
 

@@ -51,7 +51,9 @@ post-roll-chance              GET     302  403      403    200    200   200   20
 scene-feed                    GET     200  200      200    200    200   200   200
 member-feed                   GET     200  200      200    200    200   200   200
 invitation-open               GET     200  200      302    302    302   302   302
-invitation-open-expired       GET     410  410      410    410    410   410   410
+invitation-open-expired       GET     410  410      302    302    302   302   302
+invitation-open               POST    302  302      302    302    302   302   302
+invitation-open-expired       POST    410  410      302    302    302   302   302
 post-permalink                GET     302  302      302    302    302   302   302
 post-edit                     GET     302  403      403    200    403   200   200
 post-history                  GET     302  403      403    200    403   200   200
@@ -100,7 +102,9 @@ post-roll-chance              GET     302  404      403    200    200   200   20
 scene-feed                    GET     404  404      404    404    404   404   404
 member-feed                   GET     200  200      200    200    200   200   200
 invitation-open               GET     200  200      302    302    302   302   302
-invitation-open-expired       GET     410  410      410    410    410   410   410
+invitation-open-expired       GET     410  410      302    302    302   302   302
+invitation-open               POST    302  302      302    302    302   302   302
+invitation-open-expired       POST    410  410      302    302    302   302   302
 post-permalink                GET     404  404      302    302    302   302   302
 post-edit                     GET     302  404      403    200    403   200   200
 post-history                  GET     302  404      403    200    403   200   200
@@ -224,7 +228,8 @@ def test_the_matrix_has_a_row_for_every_url_of_the_app():
     from table.urls import urlpatterns as table_urlpatterns
 
     # The user's own notifications belong to no campaign (tests/campaigns/test_views_notifications.py).
-    own = {"notifications", "notification-open", "notifications-read-all"}
+    # The unsubscribe page is tested in tests/campaigns/test_unsubscribe.py.
+    own = {"notifications", "notification-open", "notifications-read-all", "email-unsubscribe"}
     # The scene page and its posting are the table's (the other table URLs have their own matrices).
     scene_page = {p.name for p in table_urlpatterns if getattr(p, "name", None)}
     # The rules options of a campaign are its game's (systems/hitos/options).

@@ -100,28 +100,43 @@ def test_post_show_logs_and_keeps_the_reason_it_was_hidden(table):
 # --- applications and invitations -------------------------------------------------------------
 
 
-def test_application_through_an_invitation_takes_one_use_and_its_role(table):
+def test_joining_by_invitation_takes_one_use_and_its_role_and_tells_the_direction(table):
     invitation = services.invitation_create(
         campaign=table.campaign, actor=table.gm, role=Role.READER, days=1, max_uses=1
     )
-    application = services.application_create(
-        campaign=table.campaign, user=table.outsider, text="Hola", invitation=invitation
-    )
+    membership = services.invitation_accept(invitation=invitation, user=table.outsider)
     invitation.refresh_from_db()
-    assert (invitation.uses, application.role, application.invitation) == (1, Role.READER, invitation)
+    assert (invitation.uses, membership.role, membership.status) == (1, Role.READER, Membership.Status.ACTIVE)
+    assert table.membership(table.outsider) == membership
+    told = Notification.objects.filter(kind=Notification.Kind.APPLICATION, text__contains="se ha unido")
+    assert {(n.user, n.text, n.url) for n in told} == {
+        (
+            director,
+            "Forastera se ha unido a «La mansión» con una invitación (papel: Lector).",
+            "/partidas/la-mansion/direccion/",
+        )
+        for director in (table.gm, table.cogm)
+    }
     with pytest.raises(ValidationError) as error:
-        services.application_create(campaign=table.campaign, user=UserFactory(), text="Yo", invitation=invitation)
-    assert error.value.messages == ["Esta invitación ya no se puede usar."]
+        services.invitation_accept(invitation=invitation, user=UserFactory())
+    assert (error.value.code, error.value.messages) == ("unusable", ["Esta invitación ya no se puede usar."])
 
 
-def test_a_refused_second_application_does_not_spend_an_invitation_use(table):
+def test_a_refused_join_spends_no_invitation_use(table):
     invitation = services.invitation_create(
         campaign=table.campaign, actor=table.gm, role=Role.PLAYER, days=1, max_uses=3
     )
-    with pytest.raises(ValidationError):
-        services.application_create(campaign=table.campaign, user=table.applicant, text="Otra", invitation=invitation)
+    for user in (table.gm, table.player, table.cogm):
+        with pytest.raises(ValidationError) as error:
+            services.invitation_accept(invitation=invitation, user=user)
+        assert (error.value.code, error.value.messages) == ("member", ["Ya formas parte de esta partida."])
+    services.member_remove(membership=table.membership(table.other), actor=table.gm, reason="Ausente")
+    with pytest.raises(ValidationError) as error:
+        services.invitation_accept(invitation=invitation, user=table.other)
+    assert error.value.code == "removed"
     invitation.refresh_from_db()
     assert invitation.uses == 0
+    assert table.membership(table.other).status == Membership.Status.REMOVED
 
 
 def test_accepting_a_member_who_had_left_makes_them_active_again(table):
@@ -145,7 +160,8 @@ def test_handing_over_to_a_member_who_left_is_refused(table):
 
 def test_journey_invitation_application_post_hide_and_whisper(db):
     """Issue 4, item 13, with the Django client: the GM creates a campaign and a
-    scene and makes an invitation; a player applies and is accepted; the
+    scene and makes an invitation; the players follow it and are in at once
+    (issue 14: the link is the GM's consent), the GM told of each; the
     player posts with an out-of-character note; the GM hides it with a
     reason; the player sees the placeholder and the reason; a post addressed
     only to the GM is invisible to another player."""
@@ -162,11 +178,16 @@ def test_journey_invitation_application_post_hide_and_whisper(db):
     invitation = Invitation.objects.get(campaign__slug=slug)
 
     for user_client in (ana_client, bruno_client):
-        response = user_client.post(invitation.get_absolute_url(), {"text": "Quiero jugar."})
+        response = user_client.post(invitation.get_absolute_url())
         assert response.status_code == 302
-    for application in Application.objects.filter(campaign__slug=slug):
-        gm_client.post(reverse("campaigns:application-decide", args=[slug, application.pk]), {"decision": "accept"})
-    assert Notification.objects.filter(user=ana, kind=Notification.Kind.APPLICATION).count() == 1
+        assert response.url == reverse("campaigns:campaign-detail", args=[slug])
+    assert not Application.objects.filter(campaign__slug=slug).exists()
+    assert set(
+        Notification.objects.filter(user=gm, kind=Notification.Kind.APPLICATION).values_list("text", flat=True)
+    ) == {
+        "Ana se ha unido a «Niebla» con una invitación (papel: Jugador).",
+        "Bruno se ha unido a «Niebla» con una invitación (papel: Jugador).",
+    }
     assert ana_client.get(scene.get_absolute_url()).status_code == 200
 
     post_url = reverse("table:post-create", args=[slug, scene.pk])

@@ -135,9 +135,11 @@ def test_invitation_link_counts_its_uses_and_is_gone_when_used_up(table):
     url = invitation.get_absolute_url()
     for _ in range(2):
         user = UserFactory()
-        response = client_for(user).post(url, {"text": "Vengo por la invitación."})
+        response = client_for(user).post(url)
         assert response.status_code == 302
-        assert Application.objects.get(user=user).role == Role.READER
+        assert response.url == table.campaign.get_absolute_url()
+        assert table.membership(user).role == Role.READER
+        assert not Application.objects.filter(user=user).exists()
     invitation.refresh_from_db()
     assert invitation.uses == 2
     response = client_for(UserFactory()).get(url)
@@ -151,9 +153,12 @@ def test_expired_invitation_shows_a_page_that_says_so(expired_invitation, client
     assert response.status_code == 410
     assert "Esta invitación ya no sirve" in response.text
     assert "Caducó el" in response.text
-    response = client_for(UserFactory()).post(expired_invitation.get_absolute_url(), {"text": "Hola"})
+    newcomer = UserFactory()
+    response = client_for(newcomer).post(expired_invitation.get_absolute_url())
     assert response.status_code == 410
-    assert not Application.objects.filter(invitation=expired_invitation).exists()
+    assert not Membership.objects.filter(user=newcomer).exists()
+    expired_invitation.refresh_from_db()
+    assert expired_invitation.uses == 0
 
 
 def test_revoked_invitation_says_the_gm_revoked_it(table):
@@ -176,8 +181,9 @@ def test_invitation_page_asks_anonymous_visitors_to_sign_in(table, client):
 def test_invitation_to_a_private_campaign_works_for_an_outsider(private_table):
     client = client_for(private_table.outsider)
     assert client.get(private_table.invitation.get_absolute_url()).status_code == 200
-    response = client.post(private_table.invitation.get_absolute_url(), {"text": "Hola"})
-    assert response.url == reverse("home")
+    response = client.post(private_table.invitation.get_absolute_url())
+    assert response.url == private_table.campaign.get_absolute_url()
+    assert client.get(response.url).status_code == 200
 
 
 def test_members_opening_an_invitation_are_sent_to_the_campaign(table):

@@ -70,7 +70,10 @@ def test_the_log_shows_every_roll_newest_first_to_an_anonymous_visitor(table):
     assert "Ana · Inés Salcedo" in row
     assert "El vestíbulo" in row
     assert "Reflejos + Sigilo: cruzar el jardín" in row
-    assert " · ".join(map(str, first.entry["dice"])) in row
+    # The dice as the card shows them everywhere: as rolled, each with its letter.
+    for die, label in zip(first.entry["dice"], game["labels"], strict=True):
+        assert f'<span class="roll-die-value">{die}</span> <abbr class="roll-die-letter" title="' in row
+        assert f'">{label}</abbr>' in row
     assert f"Total {game['total']}" in row
     assert outcome in row
     assert ("Crítico" in row) == bool(game["critical"])
@@ -113,9 +116,9 @@ def test_the_filter_form_works_without_htmx_and_with_it(table):
     html = response.content.decode()
     form = html.split('<form method="get"')[1].split(">")[0]
     assert f'action="{_url(table)}"' in form
-    assert f'hx-get="{_url(table)}"' in form
-    assert 'hx-target="#roll-rows"' in form
-    assert 'hx-push-url="true"' in form
+    assert f'data-hx-get="{_url(table)}"' in form
+    assert 'data-hx-target="#roll-rows"' in form
+    assert 'data-hx-push-url="true"' in form
 
 
 def test_the_filters_narrow_by_scene_character_and_player(table):

@@ -3,8 +3,10 @@
 import json
 import subprocess
 import sys
+from datetime import UTC, datetime
 from pathlib import Path
 from xml.etree import ElementTree
+from zoneinfo import ZoneInfo
 
 import pytest
 from django.conf import settings
@@ -67,27 +69,47 @@ def _seed_with_a_rejected_byte(table, spec="3d10") -> str:
 # --- The permalink page -------------------------------------------------------------------
 
 
-def test_the_permalink_page_shows_a_hitos_roll_to_anyone(table):
+def test_the_permalink_page_shows_a_hitos_roll_to_anyone(table, settings):
+    settings.TIME_ZONE = "Europe/Madrid"
     entry = _hitos(table, post=table.post)
     response = _page(entry)
     assert response.status_code == 200
     e = entry.entry
     game = e["game"]
-    html = response.content.decode()
+    html = " ".join(response.content.decode().split())
     assertContains(response, "✓ Tirada verificada")
     assertContains(response, f"3d10 → {' · '.join(map(str, e['dice']))}")
+    # The dice as they were rolled, each with its letter explained; C counts (H2) and says so.
+    names = {"m": "m: menor, el dado más bajo", "C": "C: central, el dado del medio", "M": "M: mayor, el dado más alto"}
     for die, label in zip(e["dice"], game["labels"], strict=True):
-        assert f'<span class="roll-die-value">{die}</span> <span class="roll-die-letter">{label}</span>' in html
-    assertContains(response, f'<span class="roll-die-label">m {game["m"]}</span>')
-    assertContains(response, f'<span class="roll-die-label roll-die-kept">C {game["C"]}</span>')
-    assertContains(response, f'<span class="roll-die-label">M {game["M"]}</span>')
-    assertContains(response, f"valor {game['value']}")
-    assertContains(response, f"Total {game['total']} (+8)")
-    assertContains(response, "Reflejos +5, Sigilo +3")
-    assertContains(response, "dificultad 15")
+        kept = (" roll-die-kept", ' <span class="roll-die-counts">cuenta</span>') if label == "C" else ("", "")
+        assert (
+            f'<li class="list-inline-item roll-die{kept[0]}"><span class="roll-die-value">{die}</span> '
+            f'<abbr class="roll-die-letter" title="{names[label]}">{label}</abbr>{kept[1]}</li>'
+        ) in html
+    assert "Cuenta el dado central (C), el del medio de los tres." in html
+    assert (
+        f"<strong>Total {game['total']}</strong> = {game['C']} (dado C) + 8 (Reflejos +5, Sigilo +3), "
+        "contra dificultad 15."
+    ) in html
+    badge = 'text-bg-success text-wrap">Éxito' if game["success"] else 'text-bg-danger text-wrap">Fallo'
+    assert badge in html
+    assert f"(margen {game['total'] - 15:+d})" in html
+    assert "<summary>¿Cómo se lee?</summary>" in html
     assertContains(response, '<dd class="col-sm-8" id="roll-who">Ana · Inés Salcedo</dd>')
     assertContains(response, '<dd class="col-sm-8" id="roll-where">La mansión · El vestíbulo</dd>')
-    assertContains(response, f'<time datetime="{e["time"]}">{e["time"]}</time> (UTC)')
+    # When: local time for people, UTC as signed, the exact instant for programs.
+    moment = datetime.strptime(e["time"], "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
+    local = moment.astimezone(ZoneInfo("Europe/Madrid"))
+    months = ["enero", "febrero", "marzo", "abril", "mayo", "junio", "julio", "agosto"]
+    months += ["septiembre", "octubre", "noviembre", "diciembre"]
+    local_text = f"{local.day} de {months[local.month - 1]} de {local.year} a las {local:%H:%M}"
+    utc_text = f"{moment.day} de {months[moment.month - 1]} de {moment.year} a las {moment:%H:%M}"
+    when = html.split('id="roll-when">')[1].split("</dd>")[0].strip()
+    assert when == (
+        f'<time datetime="{e["time"]}">{local_text}</time> '
+        f'<span class="text-body-secondary">({local.tzname()}; {utc_text} en UTC)</span>'
+    )
     assertContains(response, "Reflejos + Sigilo: cruzar el jardín")
     assertContains(response, f"#{entry.seq} · época 1, ranura {entry.epoch_index}")
 

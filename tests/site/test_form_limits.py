@@ -149,12 +149,6 @@ class World(PlayWorld):
         return campaign_services.application_create(campaign=self.campaign, user=self.applicant, text="Quiero jugar.")
 
     @cached_property
-    def invitation(self):
-        return campaign_services.invitation_create(
-            campaign=self.campaign, actor=self.gm, role="player", days=7, max_uses=3
-        )
-
-    @cached_property
     def report(self):
         return campaign_services.post_report(post=self.post, reporter=self.bruno, reason="Se adelanta.")
 
@@ -482,14 +476,6 @@ FORMS: dict[type[forms.BaseForm], tuple[Target, ...]] = {
             lambda w: w.url("campaigns:application-create"),
             "outsider",
             lambda w: {"text": "Juego los martes."},
-            lambda w: ApplicationForm(),
-            text=("text",),
-        ),
-        Target(
-            "campaigns:invitation-open",
-            lambda w: w.invitation.get_absolute_url(),
-            "outsider",
-            lambda w: {"text": "Me invitó la directora."},
             lambda w: ApplicationForm(),
             text=("text",),
         ),

@@ -37,7 +37,7 @@ def test_pages_load_nothing_from_other_sites_and_have_no_inline_code(client):
 
 def test_htmx_sends_the_csrf_token_from_the_body(client):
     html = client.get(reverse("home")).text
-    assert '<body hx-headers=\'{"X-CSRFToken": "' in html
+    assert '<body data-hx-headers=\'{"X-CSRFToken": "' in html
 
 
 def test_htmx_indicator_styles_are_off_and_ours_ship(client):

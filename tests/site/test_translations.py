@@ -15,39 +15,32 @@ EN_PO = ROOT / "locale" / "en" / "LC_MESSAGES" / "django.po"
 EN_MO = EN_PO.with_suffix(".mo")
 
 
-def _po_entries(path: Path) -> dict[str, str]:
-    entries: dict[str, str] = {}
-    msgid = msgstr = None
+def _po_entries(path: Path) -> dict:
+    """Each entry's translation by its msgid, and by ``(context, msgid)`` for an
+    entry with a ``msgctxt`` (``{% translate … context … %}``, ``pgettext``).
+    A plural entry stands by its singular form; fuzzy entries are left out."""
+    entries: dict = {}
+    # The keyword that starts each part of an entry; a quoted line continues the last one.
+    starts = {"msgctxt ": "context", "msgid ": "id", "msgstr ": "str", "msgstr[0] ": "str"}
+    entry: dict[str, str] = {}
     current = None
     fuzzy = False
-
-    def flush():
-        if msgid and not fuzzy:
-            entries[msgid] = msgstr or ""
-
     for line in path.read_text(encoding="utf-8").splitlines() + [""]:
+        keyword = next((k for k in starts if line.startswith(k)), None)
         if line.startswith("#,") and "fuzzy" in line:
             fuzzy = True
-        elif line.startswith("msgid "):
-            msgid, current = ast.literal_eval(line[6:]), "id"
-        elif line.startswith("msgstr "):
-            msgstr, current = ast.literal_eval(line[7:]), "str"
-        elif line.startswith("msgstr[0] "):
-            # A plural entry: the singular form stands for the entry.
-            msgstr, current = ast.literal_eval(line[10:]), "str"
-        elif line.startswith("msgstr["):
-            current = "other-plural"
-        elif line.startswith("msgid_plural "):
-            current = "plural-id"
-        elif line.startswith('"'):
-            if current == "id":
-                msgid += ast.literal_eval(line)
-            elif current == "str":
-                msgstr += ast.literal_eval(line)
+        elif keyword:
+            current = starts[keyword]
+            entry[current] = ast.literal_eval(line[len(keyword) :])
+        elif line.startswith(("msgstr[", "msgid_plural ")):
+            current = None  # the other forms: the singular stands for the entry
+        elif line.startswith('"') and current:
+            entry[current] += ast.literal_eval(line)
         elif not line.strip():
-            flush()
-            msgid = msgstr = current = None
-            fuzzy = False
+            if entry.get("id") and not fuzzy:
+                key = (entry["context"], entry["id"]) if "context" in entry else entry["id"]
+                entries[key] = entry.get("str", "")
+            entry, current, fuzzy = {}, None, False
     return entries
 
 
@@ -60,22 +53,31 @@ def test_every_english_entry_is_translated():
     assert missing == []
 
 
+def test_an_entry_with_a_context_is_read_with_it(tmp_path):
+    po = tmp_path / "django.po"
+    po.write_text('msgctxt "role"\nmsgid "Director"\nmsgstr "GM"\n\nmsgid "Director"\nmsgstr "Director"\n')
+    assert _po_entries(po) == {("role", "Director"): "GM", "Director": "Director"}
+
+
 def test_compiled_english_catalogue_matches_the_po_file():
     with EN_MO.open("rb") as handle:
         compiled = gettext.GNUTranslations(handle)
     plural_ids = set(re.findall(r'^msgid "(.*)"\nmsgid_plural', EN_PO.read_text(encoding="utf-8"), re.M))
-    for msgid, msgstr in _po_entries(EN_PO).items():
+    for key, msgstr in _po_entries(EN_PO).items():
+        context, msgid = key if isinstance(key, tuple) else (None, key)
         if msgstr and msgid not in plural_ids:
-            assert compiled.gettext(msgid) == msgstr, msgid
+            found = compiled.pgettext(context, msgid) if context is not None else compiled.gettext(msgid)
+            assert found == msgstr, key
 
 
 def test_every_template_string_has_an_english_entry():
     entries = _po_entries(EN_PO)
-    pattern = re.compile(r"""\{%\s*translate\s+(["'])(.+?)\1""")
+    pattern = re.compile(r"""\{%\s*translate\s+(["'])(.+?)\1(?:\s+context\s+(["'])(.+?)\3)?""")
     missing = []
     for template in (ROOT / "templates").rglob("*.html"):
         for match in pattern.finditer(template.read_text(encoding="utf-8")):
-            if match.group(2) not in entries:
+            key = (match.group(4), match.group(2)) if match.group(4) else match.group(2)
+            if key not in entries:
                 missing.append(f"{template.relative_to(ROOT)}: {match.group(2)}")
     assert missing == []
 

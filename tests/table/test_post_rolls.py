@@ -76,7 +76,7 @@ def test_the_post_form_offers_roll_rows_with_a_seed_and_a_submission_key(play):
     assert 'name="tirada-0-client_seed"' in html and "data-client-seed" in html
     assert 'name="submission_key"' in html
     assertContains(response, "Sigilo (3)")
-    assertContains(response, 'hx-post="' + _create_url(play) + '"')
+    assertContains(response, 'data-hx-post="' + _create_url(play) + '"')
     # Readers get no form, so no rows.
     assertNotContains(client_for(play.reader).get(play.scene.get_absolute_url()), "Añadir tirada")
 

@@ -3,6 +3,8 @@ and in the roll log."""
 
 from __future__ import annotations
 
+import re
+
 from django.template.loader import render_to_string
 from django.urls import reverse
 from pytest_django.asserts import assertContains, assertNotContains
@@ -40,29 +42,42 @@ def _card(table_roll: TableRoll, user) -> str:
     )
 
 
-def test_the_card_shows_dice_letters_the_kept_die_total_difficulty_and_margin(play):
+def _text(html: str) -> str:
+    """The card's HTML with its runs of white space made single spaces."""
+    return " ".join(html.split())
+
+
+def test_the_card_shows_dice_letters_the_kept_die_total_difficulty_and_margin(play, dice):
+    dice.append([4, 7, 9])
     table_roll = _roll(play)
-    html = _card(table_roll, play.bruno)
-    game = table_roll.latest.signed_game
+    html = _text(_card(table_roll, play.bruno))
     assert f'id="tirada-{table_roll.pk}"' in html
-    for die, label in table_roll.latest.labelled_dice:
-        kept = " roll-die-kept" if label == "C" else ""
-        assert (
-            f'roll-die{kept}"><span class="roll-die-value">{die}</span> <span class="roll-die-letter">{label}</span>'
-            in html
-        )
-    assert f'<span class="roll-die-label roll-die-kept">C {game["C"]}</span>' in html
-    assert f"valor {game['value']}" in html
-    assert "Reflejos +6, Sigilo +3" in html
-    assert f"Total {game['total']} (+9)" in html
-    assert "dificultad 15" in html
-    assert f"margen {game['total'] - 15:+d}" in html
-    assert ("Éxito" in html) == game["success"] and ("Fallo" in html) != game["success"]
+    # As rolled, each with its letter; C counts (H2) and says so in words, not by an underline.
+    assert (
+        '<span class="roll-die-value">4</span> <abbr class="roll-die-letter" title="m: menor, el dado más bajo">m</abbr></li>'
+        in html
+    )
+    assert (
+        '<li class="list-inline-item roll-die roll-die-kept"><span class="roll-die-value">7</span> '
+        '<abbr class="roll-die-letter" title="C: central, el dado del medio">C</abbr> '
+        '<span class="roll-die-counts">cuenta</span></li>'
+    ) in html
+    assert (
+        '<span class="roll-die-value">9</span> <abbr class="roll-die-letter" title="M: mayor, el dado más alto">M</abbr></li>'
+        in html
+    )
+    assert html.count("roll-die-kept") == 1
+    assert "Cuenta el dado central (C), el del medio de los tres." in html
+    assert "<strong>Total 16</strong> = 7 (dado C) + 9 (Reflejos +6, Sigilo +3), contra dificultad 15." in html
+    assert '<span class="badge text-bg-success text-wrap">Éxito</span>' in html
+    assert "Supera la dificultad por 1 punto." in html and "(margen +1)" in html
+    assert "Fallo" not in html
+    assert "<summary>¿Cómo se lee?</summary>" in html
     assert f"firmada · {table_roll.latest.entry_hash[:12]}" in html
     assert f'href="{table_roll.latest.get_absolute_url()}"' in html
 
 
-def test_after_a_positive_reroll_the_card_keeps_m_and_shows_the_chain(play):
+def test_after_a_positive_reroll_the_card_says_what_counts_and_what_changed(play):
     table_roll = _roll(play)
     original = table_roll.latest
     table_reroll(
@@ -72,35 +87,74 @@ def test_after_a_positive_reroll_the_card_keeps_m_and_shows_the_chain(play):
         reading=hitos.Reading.POSITIVE,
         activation="positive",
         aspect="Ágil como una gata",
+        payment="point",
     )
-    html = _card(table_roll, play.ana)
+    html = _text(_card(table_roll, play.ana))
     game = TableRoll.objects.get(pk=table_roll.pk).latest.signed_game
-    assert f'<span class="roll-die-label roll-die-kept">M {game["M"]}</span>' in html
-    assert f'<span class="roll-die-label">C {game["C"]}</span>' in html
-    assert "lectura positiva" in html
-    assert f'<s class="roll-chain-dice">[{", ".join(map(str, original.entry["dice"]))}]</s>' in html
-    assert "repite los dados 1, 3 (activación positiva: «Ágil como una gata»)" in html
+    if game["value"] == game["M"]:
+        # H15 — after a positive activation the roll is worth M.
+        assert "Tras activar un aspecto a favor, cuenta el dado mayor (M)." in html
+        assert f"<strong>Total {game['total']}</strong> = {game['M']} (dado M) + 9" in html
+    else:
+        # H15 — «las parejas o tríos se suman … pudiendo reemplazar al valor M».
+        assert "se suma y cuenta en lugar del dado mayor (M)." in html
+        assert f"<strong>Total {game['total']}</strong> = {game['value']} (" in html
+    first = original.signed_game
+    assert (
+        f'<s class="roll-chain-dice">[{", ".join(map(str, original.entry["dice"]))}]</s></a> '
+        f"— total {first['total']}, {'éxito' if first['success'] else 'fallo'}"
+    ) in html
+    assert (
+        "repite los dados 1, 3 (aspecto «Ágil como una gata» activado a favor; pago: un punto dramático): "
+        f'<span class="roll-chain-dice">[{", ".join(map(str, game_dice(table_roll)))}]</span> '
+        f"— total {game['total']}, {'éxito' if game['success'] else 'fallo'}"
+    ) in html
+    # The payment's label, never its code.
+    assert re.search(r"\bpoint\b", html) is None
 
 
-def test_after_a_negative_reroll_the_card_keeps_m(play):
+def game_dice(table_roll: TableRoll) -> list[int]:
+    return TableRoll.objects.get(pk=table_roll.pk).latest.entry["dice"]
+
+
+def test_after_a_negative_reroll_the_card_keeps_m_or_the_negative_pair(play):
     table_roll = _roll(play)
-    table_reroll(table_roll, user=play.bruno, positions=[1], reading=hitos.Reading.NEGATIVE, activation="negative")
-    html = _card(table_roll, play.ana)
+    table_reroll(
+        table_roll,
+        user=play.bruno,
+        positions=[1],
+        reading=hitos.Reading.NEGATIVE,
+        activation="negative",
+        payment="gm_pool",
+    )
+    html = _text(_card(table_roll, play.ana))
     game = TableRoll.objects.get(pk=table_roll.pk).latest.signed_game
-    assert f'<span class="roll-die-label roll-die-kept">m {game["m"]}</span>' in html
-    assert "activación negativa" in html
+    if game["value"] == game["m"]:
+        # H19 — «debe escogerse el resultado del dado menor (m)».
+        assert "Tras activar un aspecto en contra, cuenta el dado menor (m)." in html
+        assert f"= {game['m']} (dado m) + 9" in html
+    else:
+        # H19 — «dos seises equivaldrían a –6».
+        assert game["value"] < 0
+        assert "cuenta como su número en negativo, en lugar del dado menor (m)." in html
+        assert f"= {game['value']} (" in html and "en negativo) + 9" in html
+    assert "repite los dados 2 (aspecto activado en contra; pago: un punto de la reserva de la dirección)" in html
+    assert "gm_pool" not in html
 
 
-def test_a_hidden_difficulty_shows_only_to_the_gm(play):
+def test_a_hidden_difficulty_shows_only_to_the_gm(play, dice):
+    dice.append([3, 5, 8])
     table_roll = _roll(play, difficulty=18, hidden=True)
-    player = _card(table_roll, play.ana)
+    player = _text(_card(table_roll, play.ana))
     assert "dificultad oculta" in player and "dificultad 18" not in player and "oculta a los jugadores" not in player
-    assert "margen" not in player
+    assert "margen" not in player and "Supera la dificultad" not in player and "Se queda a" not in player
     assert ("Éxito" in player) or ("Fallo" in player)
+    assert "La dirección no muestra la dificultad, solo si se ha superado." in player
     gm = _card(table_roll, play.gm)
     total = table_roll.latest.signed_game["total"]
-    assert "dificultad 18 (oculta a los jugadores)" in gm
+    assert "contra dificultad 18 (oculta a los jugadores)" in gm
     assert f"margen {total - 18:+d}" in gm
+    assert total == 14 and "Se queda a 4 puntos de la dificultad." in _text(gm)
 
 
 def test_the_permalink_page_uses_the_card(play):

@@ -134,5 +134,11 @@ def test_the_badge_line_comes_from_the_system_that_signed_the_roll():
 
     hitos_entry = {"dice": [3, 7, 9], "game": {"system": "hitos", "C": 7, "total": 12, "success": True}}
     assert badge_line(hitos_entry) == "3 · 7 · 9 (C 7) → 12 éxito"
+    # After a positive activation the pair counts, not C (H15): the badge says so.
+    activated = {
+        "dice": [6, 2, 6],
+        "game": {"system": "hitos", "reading": "positive", "C": 6, "value": 12, "total": 17, "success": True},
+    }
+    assert badge_line(activated) == "6 · 2 · 6 (valor 12) → 17 éxito"
     assert badge_line({"dice": [4], "game": {"system": "desconocido"}}) is None
     assert badge_line({"dice": [4], "game": {"system": "free", "total": 4}}) is None

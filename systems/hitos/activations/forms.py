@@ -10,7 +10,7 @@ from django.utils.translation import gettext_lazy as _
 from accounts.limits import LIMIT_MESSAGES, text_field
 from sheets.models import SheetEvent
 from systems.hitos.activations.services import FREE_TEXT, AspectOption, narrative_exhaust_options
-from systems.hitos.models import Activation
+from systems.hitos.models import Activation, Aspect
 
 FREE_CHOICE = "libre"
 POINT = "point"
@@ -23,13 +23,33 @@ def _helper(form_tag: bool = False) -> FormHelper:
     return helper
 
 
+ASPECT_REQUIRED = _("Elige el aspecto que activas.")
+
+
+def aspect_choices(aspects: list[AspectOption]) -> list[tuple[str, str]]:
+    """The aspects to choose from, after an empty "Elige un aspecto": the
+    player says which aspect they activate, nothing is chosen for them."""
+    return [("", _("Elige un aspecto")), *((o.value, o.label) for o in aspects)]
+
+
+def aspect_initial(aspects: list[AspectOption]) -> str:
+    """The aspect chosen beforehand: the only one there is, unless it is a
+    complication (activating one is never a default)."""
+    if len(aspects) == 1:
+        aspect = aspects[0].aspect
+        if aspect is None or aspect.kind != Aspect.Kind.COMPLICATION:
+            return aspects[0].value
+    return ""
+
+
 class PositiveActivationForm(forms.Form):
-    aspect = forms.ChoiceField(label=_("Aspecto que activas"))
+    aspect = forms.ChoiceField(label=_("Aspecto que activas"), error_messages={"required": ASPECT_REQUIRED})
     payment = forms.ChoiceField(label=_("Cómo pagas"), widget=forms.RadioSelect)
 
     def __init__(self, *args, aspects: list[AspectOption], payments: list[tuple[str, str]], **kwargs):
         super().__init__(*args, **kwargs)
-        self.fields["aspect"].choices = [(o.value, o.label) for o in aspects]
+        self.fields["aspect"].choices = aspect_choices(aspects)
+        self.fields["aspect"].initial = aspect_initial(aspects)
         self.fields["payment"].choices = payments
         if payments:
             self.fields["payment"].initial = payments[0][0]
@@ -37,7 +57,7 @@ class PositiveActivationForm(forms.Form):
 
 
 class NegativeActivationForm(forms.Form):
-    aspect = forms.ChoiceField(label=_("Aspecto que activas en contra"))
+    aspect = forms.ChoiceField(label=_("Aspecto que activas en contra"), error_messages={"required": ASPECT_REQUIRED})
     aspect_text = text_field(
         Activation,
         "aspect_text",
@@ -49,12 +69,14 @@ class NegativeActivationForm(forms.Form):
 
     def __init__(self, *args, aspects: list[AspectOption], free_text: bool, **kwargs):
         super().__init__(*args, **kwargs)
-        choices = [(o.value, o.label) for o in aspects]
+        choices = aspect_choices(aspects)
         if free_text:
             choices.append((FREE_CHOICE, _("Otro (escríbelo)")))
         else:
             del self.fields["aspect_text"]
         self.fields["aspect"].choices = choices
+        if not free_text:
+            self.fields["aspect"].initial = aspect_initial(aspects)
         self.helper = _helper()
 
     def aspect_choice(self) -> str:

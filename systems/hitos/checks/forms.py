@@ -31,14 +31,15 @@ class PostRollForm(HiddenErrorsShown, forms.Form):
     free_modifier = modifier_field(
         _("Modificador libre"), help_text=_("Sin característica: para tiradas fuera de personaje o de PNJ sin ficha.")
     )
+    # Each extra modifier first, then where it comes from.
+    value_1 = modifier_field(_("Modificador"))
     reason_1 = forms.CharField(
         label=_("Motivo del modificador"), required=False, max_length=MODIFIER_REASON_MAX, error_messages=LIMIT_MESSAGES
     )
-    value_1 = modifier_field(_("Modificador"))
+    value_2 = modifier_field(_("Modificador"))
     reason_2 = forms.CharField(
         label=_("Motivo del modificador"), required=False, max_length=MODIFIER_REASON_MAX, error_messages=LIMIT_MESSAGES
     )
-    value_2 = modifier_field(_("Modificador"))
     difficulty = forms.CharField(
         label=_("Dificultad"),
         required=False,

@@ -4,11 +4,15 @@ own checks), with Spanish messages; services receive normalised data."""
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from typing import Any
 
 from crispy_forms.helper import FormHelper
 from crispy_forms.layout import Submit
 from django import forms
+from django.forms.formsets import TOTAL_FORM_COUNT
+from django.forms.utils import ErrorDict
+from django.http import QueryDict
 from django.utils.translation import gettext_lazy as _
 
 from accounts.limits import LIMIT_MESSAGES, max_length_of, split_lines, text_field
@@ -336,12 +340,67 @@ SkillFormSet = forms.formset_factory(SkillForm, formset=_RowsFormSet, extra=3, m
 WeaponFormSet = forms.formset_factory(WeaponForm, formset=_RowsFormSet, extra=1, max_num=20, can_delete=True)
 
 
-def formset_helper() -> FormHelper:
-    helper = FormHelper()
-    helper.form_tag = False
-    helper.disable_csrf = True
-    helper.template = "bootstrap5/table_inline_formset.html"
-    return helper
+@dataclass(frozen=True)
+class Rows:
+    """A list of rows of the sheet form that grows one row at a time: its
+    formset, its prefix, the name of the address that gives one more row
+    (``rows``: "habilidades", "armas") and the name of the button that adds
+    one without JavaScript."""
+
+    formset: type[forms.BaseFormSet]
+    prefix: str
+    rows: str
+    button: str
+
+    @property
+    def total_name(self) -> str:
+        return f"{self.prefix}-{TOTAL_FORM_COUNT}"
+
+    @property
+    def max_num(self) -> int:
+        return self.formset.max_num
+
+    def new_row(self, index: int) -> forms.Form:
+        """The empty row ``index`` as its formset makes it, the first field
+        focused (it comes when asked for)."""
+        formset = self.formset(prefix=self.prefix)
+        row = formset.form(
+            auto_id=formset.auto_id,
+            prefix=formset.add_prefix(index),
+            empty_permitted=True,
+            use_required_attribute=False,
+            renderer=formset.renderer,
+        )
+        formset.add_fields(row, index)
+        first = next(iter(row.fields.values()))
+        first.widget.attrs["autofocus"] = True
+        return row
+
+    def with_one_more(self, data: QueryDict) -> QueryDict:
+        """The form's data with one more row (none past ``max_num``)."""
+        data = data.copy()
+        total = data.get(self.total_name, "")
+        count = int(total) if total.isascii() and total.isdigit() and len(total) <= 4 else 0
+        data[self.total_name] = str(min(count + 1, self.max_num))
+        return data
+
+
+SKILL_ROWS = Rows(SkillFormSet, "skills", "habilidades", "add_skill")
+WEAPON_ROWS = Rows(WeaponFormSet, "weapons", "armas", "add_weapon")
+ROWS = {rows.rows: rows for rows in (SKILL_ROWS, WEAPON_ROWS)}
+
+
+def shown_unchecked(*forms_and_formsets) -> None:
+    """Forms shown again with what was typed, but not checked: a row was
+    added and nothing is saved, so nothing can be wrong yet (no error shows
+    until the sheet is saved or recalculated)."""
+    for item in forms_and_formsets:
+        if isinstance(item, forms.BaseFormSet):
+            shown_unchecked(*item.forms)
+            item._errors = [form.errors for form in item.forms]
+            item._non_form_errors = item.error_class(error_class="nonform", renderer=item.renderer)
+        else:
+            item._errors = ErrorDict(renderer=item.renderer)
 
 
 def skills_initial(character: Character) -> list[dict[str, Any]]:

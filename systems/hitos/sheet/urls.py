@@ -9,6 +9,7 @@ _sheet = _campaign + "<int:character_id>/"
 urlpatterns = [
     path(_campaign + "nueva-sesion/", views.session_new, name="session-new"),
     path(_campaign + "nueva-escena/", views.scene_new, name="scene-new"),
+    path(_campaign + "filas/<str:rows>/", views.sheet_row, name="sheet-row"),
     path(_sheet + "medidores/<str:meter>/", views.meter_update, name="meter-update"),
     path(_sheet + "drama/", views.drama_update, name="drama-update"),
     path(_sheet + "aspectos/", views.aspect_create, name="aspect-create"),

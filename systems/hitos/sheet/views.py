@@ -20,7 +20,7 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db.models import Prefetch
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBadRequest
 from django.shortcuts import get_object_or_404, redirect, render
 from django.template.loader import render_to_string
 from django.utils.cache import patch_vary_headers
@@ -43,6 +43,9 @@ from systems.hitos.campaign import rules_options_or_defaults
 from systems.hitos.models import CHARACTERISTIC_FIELDS, Aspect, SceneAspect
 from systems.hitos.sheet import services
 from systems.hitos.sheet.forms import (
+    ROWS,
+    SKILL_ROWS,
+    WEAPON_ROWS,
     AspectActionForm,
     AspectForm,
     DramaForm,
@@ -53,12 +56,13 @@ from systems.hitos.sheet.forms import (
     NotesForm,
     NpcForm,
     ReviewForm,
+    Rows,
     SheetForm,
     SkillFormSet,
     WeaponFormSet,
-    formset_helper,
     import_form_data,
     sheet_preview,
+    shown_unchecked,
     skills_initial,
     weapons_initial,
 )
@@ -267,8 +271,32 @@ def scene_new(request: HtmxHttpRequest, slug: str) -> HttpResponse:
 # --- creation and editing ----------------------------------------------------------
 
 
-def _sheet_forms(request, campaign, access, *, character=None, creating=False):
-    data = request.POST if request.method == "POST" else None
+def _added_rows(request: HttpRequest) -> Rows | None:
+    """The rows a button asked one more of, without JavaScript ("Añadir
+    habilidad" posts the whole form; with htmx it asks ``sheet_row``)."""
+    if request.method != "POST":
+        return None
+    return next((rows for rows in ROWS.values() if rows.button in request.POST), None)
+
+
+def _form_data(request: HttpRequest, added: Rows | None):
+    """What the forms are bound to: the POST, with one more row when asked."""
+    if request.method != "POST":
+        return None
+    return added.with_one_more(request.POST) if added is not None else request.POST
+
+
+def _shown_with_row(added: Rows, *forms) -> None:
+    """The forms shown again to add a row: unchecked (nothing is saved), the
+    new row's first field focused."""
+    shown_unchecked(*forms)
+    for formset in forms:
+        if getattr(formset, "prefix", None) == added.prefix and formset.forms:
+            next(iter(formset.forms[-1].fields.values())).widget.attrs["autofocus"] = True
+
+
+def _sheet_forms(request, campaign, access, *, character=None, creating=False, added: Rows | None = None):
+    data = _form_data(request, added)
     initial = (
         SheetForm.initial_for(character)
         if character
@@ -290,8 +318,8 @@ def _render_sheet_form(request, context, form, skills, *, npc=False) -> HttpResp
         context["preview"] = sheet_preview(
             {k: str(v) for k, v in form.initial.items()}, rules_options_or_defaults(context["campaign"])
         )
-    context["formset_helper"] = formset_helper()
     context["npc"] = npc
+    context["row_kinds"] = {"skills": SKILL_ROWS, "weapons": WEAPON_ROWS}
     if request.htmx and request.method == "POST":
         return render(request, "hitos/sheet/sheet_form.html#sheet-preview", context)
     return render(request, "hitos/sheet/sheet_form.html", context)
@@ -301,9 +329,12 @@ def _render_sheet_form(request, context, form, skills, *, npc=False) -> HttpResp
 @require_http_methods(["GET", "HEAD", "POST"])
 def sheet_create(request: HtmxHttpRequest, campaign: Campaign) -> HttpResponse:
     access, _options = _access_for(request, campaign, need=perms.can_create_sheet)
-    form, skills, weapons = _sheet_forms(request, campaign, access, creating=True)
+    added = _added_rows(request)
+    form, skills, weapons = _sheet_forms(request, campaign, access, creating=True, added=added)
     context = {"campaign": campaign, "form": form, "skills": skills, "weapons": weapons, "creating": True}
-    if request.method == "POST" and "preview" not in request.POST:
+    if added is not None:
+        _shown_with_row(added, form, skills, weapons)
+    elif request.method == "POST" and "preview" not in request.POST:
         if form.is_valid() and skills.is_valid() and weapons.is_valid():
             character = services.sheet_create(
                 campaign=campaign,
@@ -323,9 +354,12 @@ def sheet_edit(request: HtmxHttpRequest, campaign: Campaign, character_id: int) 
     if character.is_npc:
         return _npc_edit(request, character, access)
     campaign = character.campaign
-    form, skills, weapons = _sheet_forms(request, campaign, access, character=character)
+    added = _added_rows(request)
+    form, skills, weapons = _sheet_forms(request, campaign, access, character=character, added=added)
     context = {"campaign": campaign, "character": character, "form": form, "skills": skills, "weapons": weapons}
-    if request.method == "POST" and "preview" not in request.POST:
+    if added is not None:
+        _shown_with_row(added, form, skills, weapons)
+    elif request.method == "POST" and "preview" not in request.POST:
         if form.is_valid() and skills.is_valid() and weapons.is_valid():
             services.sheet_update(
                 character=character, actor=request.user, data=form.sheet_data(skills.rows(), weapons.rows())
@@ -339,11 +373,14 @@ def sheet_edit(request: HtmxHttpRequest, campaign: Campaign, character_id: int) 
 @require_http_methods(["GET", "HEAD", "POST"])
 def npc_create(request: HtmxHttpRequest, campaign: Campaign) -> HttpResponse:
     access, _options = _access_for(request, campaign, need=perms.can_manage_sheets)
-    data = request.POST if request.method == "POST" else None
+    added = _added_rows(request)
+    data = _form_data(request, added)
     form = NpcForm(data, initial={"fortaleza": 5, "reflejos": 5, "voluntad": 5, "intelecto": 5, "rd": 0})
     skills = SkillFormSet(data, prefix="skills")
     context = {"campaign": campaign, "form": form, "skills": skills, "creating": True}
-    if request.method == "POST" and "preview" not in request.POST:
+    if added is not None:
+        _shown_with_row(added, form, skills)
+    elif request.method == "POST" and "preview" not in request.POST:
         if form.is_valid() and skills.is_valid():
             character = services.sheet_create(
                 campaign=campaign,
@@ -359,7 +396,8 @@ def npc_create(request: HtmxHttpRequest, campaign: Campaign) -> HttpResponse:
 
 def _npc_edit(request: HtmxHttpRequest, character: Character, access: Access) -> HttpResponse:
     """The NPC branch of ``sheet_edit`` (same URL, same access check)."""
-    data = request.POST if request.method == "POST" else None
+    added = _added_rows(request)
+    data = _form_data(request, added)
     initial = {name: getattr(character.hitos, name) for name in (*CHARACTERISTIC_FIELDS, "rd", "damage_code")} | {
         "name": character.name,
         "gm_notes": character.gm_notes,
@@ -368,12 +406,53 @@ def _npc_edit(request: HtmxHttpRequest, character: Character, access: Access) ->
     form = NpcForm(data, initial=initial)
     skills = SkillFormSet(data, prefix="skills", initial=skills_initial(character))
     context = {"campaign": character.campaign, "character": character, "form": form, "skills": skills}
-    if request.method == "POST" and "preview" not in request.POST:
+    if added is not None:
+        _shown_with_row(added, form, skills)
+    elif request.method == "POST" and "preview" not in request.POST:
         if form.is_valid() and skills.is_valid():
             services.sheet_update(character=character, actor=request.user, data=form.sheet_data(skills.rows()))
             messages.success(request, _("PNJ guardado."))
             return redirect(character)
     return _render_sheet_form(request, context, form, skills, npc=True)
+
+
+@login_required
+@require_safe
+def sheet_row(request: HtmxHttpRequest, slug: str, rows: str) -> HttpResponse:
+    """One more empty row of the sheet form's skills or weapons, for the
+    "Añadir habilidad" / "Añadir arma" button (htmx): the row goes at the end
+    of the list, and the formset's row count (``<prefix>-TOTAL_FORMS``, which
+    the button sends) moves on out of band. Without htmx the button posts
+    the whole form, which comes back with one more row (``_added_rows``);
+    this address then leads to the new sheet's form."""
+    campaign, _access, _options = _campaign_for(request, slug, need=perms.can_create_sheet)
+    kind = ROWS.get(rows)
+    if kind is None:
+        raise Http404
+    if not wants_fragment(request):
+        return redirect("sheets:sheet-create", campaign.slug)
+    total = request.GET.get(kind.total_name, "")
+    if not (total.isascii() and total.isdigit() and len(total) <= 4):
+        return HttpResponseBadRequest(
+            _("Falta el número de filas que tiene el formulario."), content_type="text/plain; charset=utf-8"
+        )
+    index = int(total)
+    if index >= kind.max_num:
+        return HttpResponseBadRequest(
+            _("No se pueden añadir más filas: como mucho %(n)s.") % {"n": kind.max_num},
+            content_type="text/plain; charset=utf-8",
+        )
+    context = {
+        "row": kind.new_row(index),
+        "kind": kind.prefix,
+        "number": index + 1,
+        "rows_kind": kind,
+        "total": index + 1,
+        "full": index + 1 >= kind.max_num,
+    }
+    response = render(request, "hitos/sheet/sheet_form.html#new-row", context)
+    patch_vary_headers(response, ("HX-Request",))
+    return response
 
 
 # --- the sheet -------------------------------------------------------------------

@@ -1,0 +1,72 @@
+"""The one-click unsubscribe from the notification e-mails (RFC 8058).
+
+Every notification and digest e-mail links here with a signed token naming
+its recipient (``notify.unsubscribe_token``), in its text and in its
+``List-Unsubscribe`` header. The token is the only credential: no log-in, no
+session and no CSRF token, since a mail client POSTs to the address on its
+own. A GET only shows the page with its button, because mail scanners follow
+links; the POST turns the e-mails off. A mail client's one-click POST
+(body ``List-Unsubscribe=One-Click``) is answered at once, with no redirect,
+as RFC 8058 asks; the page's own form gets Post/Redirect/Get, or its panel
+when htmx sent it.
+"""
+
+from __future__ import annotations
+
+from django.core import signing
+from django.http import HttpResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.cache import never_cache
+from django.views.decorators.csrf import csrf_exempt
+from django.views.decorators.http import require_http_methods
+
+from accounts.models import User
+from campaigns import notify
+from hitos_site.htmx import HtmxHttpRequest, page_or_fragment
+
+TEMPLATE = "campaigns/unsubscribe.html"
+
+
+class _UnusableLink(Exception):
+    def __init__(self, status: int):
+        super().__init__(status)
+        self.status = status
+
+
+def _subscriber_for(token: str) -> User:
+    """The access helper: the user the token was signed for. A forged or
+    tampered token is a bad request (400); a good one whose account is gone
+    is not found (404)."""
+    try:
+        user_id = notify.unsubscribe_user_id(token)
+    except signing.BadSignature:
+        raise _UnusableLink(400) from None
+    user = User.objects.filter(pk=user_id).first()
+    if user is None:
+        raise _UnusableLink(404)
+    return user
+
+
+def _unlisted(response: HttpResponse) -> HttpResponse:
+    # The address holds a secret: no search engine lists it.
+    response["X-Robots-Tag"] = "noindex"
+    return response
+
+
+@csrf_exempt
+@never_cache
+@require_http_methods(["GET", "HEAD", "POST"])
+def email_unsubscribe(request: HtmxHttpRequest, token: str) -> HttpResponse:
+    """GET: what the button will do (or that it is done). POST: turn off the
+    user's notification e-mails (``notify.email_unsubscribe``)."""
+    try:
+        user = _subscriber_for(token)
+    except _UnusableLink as unusable:
+        return _unlisted(render(request, TEMPLATE, {"unusable": True}, status=unusable.status))
+    if request.method == "POST":
+        notify.email_unsubscribe(user=user)
+        one_click = request.POST.get("List-Unsubscribe") == "One-Click"
+        if not request.htmx and not one_click:
+            return redirect(request.path)
+    context = {"subscriber": user, "unsubscribed": user.email_notifications == User.EmailChoice.NEVER}
+    return _unlisted(page_or_fragment(request, TEMPLATE, "unsubscribe-panel", context))

@@ -20,6 +20,7 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods, require_POST
 from django_ratelimit.core import get_usage
 
+from accounts import hooks
 from accounts.forms import BackgroundPasswordResetForm, LoginForm, ProfileForm, SignUpForm
 
 _LANGUAGE_CODES = {code for code, _name in settings.LANGUAGES}
@@ -61,11 +62,12 @@ def signup(request: HttpRequest) -> HttpResponse:
         user.save()
         login(request, user, backend="django.contrib.auth.backends.ModelBackend")
         if next_url:
-            message = _("Bienvenido a Hitos, %(name)s. Tu cuenta está lista.")
+            message = _("Te damos la bienvenida a Hitos, %(name)s. Tu cuenta está lista.")
         else:
-            message = _("Bienvenido a Hitos, %(name)s. Ya puedes unirte a una partida o crear la tuya.")
+            message = _("Te damos la bienvenida a Hitos, %(name)s. Ya puedes unirte a una partida o crear la tuya.")
         messages.success(request, message % {"name": user.public_name})
-        return redirect(next_url or "home")
+        # Signing up from an invitation's page is following its link: the apps may send them on.
+        return redirect((next_url and hooks.signed_in(request, next_url)) or next_url or "home")
     return render(request, "accounts/signup.html", {"form": form, "next": next_url})
 
 
@@ -180,8 +182,15 @@ _login_form = auth_views.LoginView.as_view(
 
 @require_http_methods(["GET", "HEAD", "POST"])
 def login_page(request: HttpRequest) -> HttpResponse:
-    """Django's log-in view; after a failed attempt it says how many remain before a lockout."""
+    """Django's log-in view; after a failed attempt it says how many remain
+    before a lockout. Logged in, the apps' hooks may send the person on from
+    where they were going (an invitation's page: into its campaign)."""
+    was_anonymous = not request.user.is_authenticated
     response = _login_form(request)
+    if request.method == "POST" and was_anonymous and request.user.is_authenticated and response.status_code == 302:
+        target = hooks.signed_in(request, response["Location"])
+        if target:
+            return redirect(target)
     failures = getattr(request, "axes_failures_since_start", None)
     if failures and isinstance(response, TemplateResponse):
         response.context_data["attempts_left"] = max(get_failure_limit(request, None) - failures, 0)

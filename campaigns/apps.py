@@ -22,3 +22,9 @@ class CampaignsConfig(AppConfig):
 
         # The cached pages' rows: campaigns, scenes, members, posts, names.
         fragments.track_forum()
+
+        from accounts import hooks
+        from campaigns import invitations
+
+        # Signing up or logging in from an invitation's page joins its campaign.
+        hooks.on_sign_in(invitations.accept_on_sign_in)

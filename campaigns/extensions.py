@@ -17,6 +17,11 @@ thing). Events (a campaign was created) are the signals in
 The scene form has room too (``SceneFields``): a game adds its own fields
 (HITOS: the situation aspects), gets them back when the scene is saved, in
 the same transaction, and adds what they hold to the campaign's export.
+
+The campaign archive has room too (``ArchivePart``): an app adds its own
+records to the archive of what a member may read (the rolls' signed bundles,
+a game's sheets, under the key ``sheets``) and reads them back when an archive
+becomes a new campaign (``campaigns.archive``).
 """
 
 from __future__ import annotations
@@ -125,3 +130,46 @@ def scene_export(scene) -> dict[str, Any]:
 
 def scene_prefetch() -> list[str]:
     return [name for part in _scene_fields for name in part.prefetch]
+
+
+# --- the campaign archive -------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ArchivePart:
+    """What a higher layer adds to the campaign archive (``campaigns.archive``)
+    under its own ``key``, and reads back when an archive is imported.
+
+    ``export(access, posts)``: JSON-ready data of what this reader may read
+    (``posts``: the ids of the posts the archive holds, so the part can tie
+    its records to them); ``None`` when the part has nothing for this campaign
+    (another game's sheets). ``load(campaign, data, imported)``: recreate it
+    in the new ``campaign`` inside the import's transaction; ``imported`` maps
+    the archive's ids to the new rows (``imported.posts``, ``imported.users``)
+    and collects notes for whoever imports (``imported.notes``); the part
+    records what it made in ``imported`` (``imported.characters``).
+    ``check(data)``: the Spanish problems of the part's data, before anything
+    is written."""
+
+    key: str
+    export: Callable[[Access, set[int]], Any]
+    load: Callable[[Any, Any, Any], None]
+    check: Callable[[Any], list[str]] = lambda data: []
+    # The game whose campaigns have this part ("": every campaign).
+    system: str = ""
+    # Parts loaded before the posts (the sheets that voice them).
+    before_posts: bool = False
+
+
+_archive_parts: list[ArchivePart] = []
+
+
+def provide_archive_part(part: ArchivePart) -> None:
+    """Register ``part`` (once per key and game: a re-run ``ready()`` adds nothing)."""
+    if all((p.key, p.system) != (part.key, part.system) for p in _archive_parts):
+        _archive_parts.append(part)
+
+
+def archive_parts(system: str) -> list[ArchivePart]:
+    """The parts of the archive of a campaign of ``system``."""
+    return [part for part in _archive_parts if part.system in ("", system)]

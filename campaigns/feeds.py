@@ -1,4 +1,9 @@
-"""Atom feeds (RFC 4287): one per public scene, and a private one per member.
+"""Atom feeds (RFC 4287): one per public scene and one per public campaign
+(its public posts, open to anyone), a private one per member (found by the
+secret ``Membership.feed_token``) and a private one for the GM, who has no
+membership (found by the campaign's id and a token derived from the secret
+``Campaign.gm_feed_key`` and the GM's id: renewing the key, or handing the
+campaign over, ends the old address).
 
 Entries carry the post's stored, sanitised ``body_html`` and nothing else: no
 Markdown is rendered here, out-of-character notes stay on the site, and a
@@ -15,6 +20,7 @@ every feed it appears in, and each feed's id is its own address.
 
 from __future__ import annotations
 
+import secrets
 from datetime import datetime
 
 from django.contrib.syndication.views import Feed
@@ -22,15 +28,36 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404
 from django.urls import reverse
 from django.utils.cache import patch_cache_control
+from django.utils.crypto import constant_time_compare, salted_hmac
 from django.utils.feedgenerator import Atom1Feed
 from django.utils.html import format_html
 from django.utils.translation import gettext as _
 
-from campaigns.models import Membership, Post, Scene, Visibility
+from campaigns.models import Campaign, Membership, Post, Scene, Visibility
 from campaigns.notify import site_url
 from campaigns.permissions import campaign_access, visible_scenes
 
 FEED_SIZE = 50
+
+
+def gm_feed_token(campaign: Campaign) -> str:
+    """The secret part of the GM's feed address: the campaign's key signs its
+    id and its GM's, so the address of one GM never opens another's feed."""
+    value = f"{campaign.pk}:{campaign.gm_id}"
+    return salted_hmac("campaigns.feeds.gm", value, secret=campaign.gm_feed_key, algorithm="sha256").hexdigest()[:40]
+
+
+def gm_feed_path(campaign: Campaign) -> str:
+    return reverse("campaigns:gm-feed", args=[campaign.pk, gm_feed_token(campaign)])
+
+
+def gm_feed_rotate(*, campaign: Campaign) -> None:
+    """A new key for the GM's feed: its old address answers 404 from now on."""
+    campaign.gm_feed_key = secrets.token_urlsafe(24)
+    campaign.save(update_fields=["gm_feed_key"])
+
+
+gm_feed_rotate.alters_data = True
 
 
 class AtomWithContentFeed(Atom1Feed):
@@ -90,6 +117,22 @@ class _PostFeed(Feed):
         return max(moment for moment in changes if moment is not None)
 
 
+class _CampaignWideFeed(_PostFeed):
+    """A feed of several scenes: each entry names its scene as a category."""
+
+    def item_categories(self, post: Post) -> tuple[str]:
+        return (post.scene.title,)
+
+
+class _PrivateFeed(_CampaignWideFeed):
+    def __call__(self, request: HttpRequest, *args, **kwargs) -> HttpResponse:
+        response = super().__call__(request, *args, **kwargs)
+        # The address is a secret: no shared cache keeps it, no search engine lists it.
+        patch_cache_control(response, private=True)
+        response["X-Robots-Tag"] = "noindex"
+        return response
+
+
 class SceneFeed(_PostFeed):
     """The public posts of a scene anonymous visitors may read: a public
     campaign's all-members scene. Whispers and hidden posts are left out."""
@@ -123,16 +166,43 @@ class SceneFeed(_PostFeed):
         return posts.select_related("author", "character", "scene__campaign").order_by("-id")[:FEED_SIZE]
 
 
-class MemberFeed(_PostFeed):
+class CampaignFeed(_CampaignWideFeed):
+    """The public posts of a public campaign, every scene open to all members
+    together: what an anonymous visitor may read there. Whispers and hidden
+    posts are left out; a private campaign has no public feed (404)."""
+
+    def get_object(self, request: HttpRequest, slug: str) -> Campaign:
+        campaigns = Campaign.objects.public().select_related("gm")
+        return get_object_or_404(campaigns, slug=slug)
+
+    def title(self, campaign: Campaign) -> str:
+        return _("«%(campaign)s» en Hitos") % {"campaign": campaign.title}
+
+    def subtitle(self, campaign: Campaign) -> str:
+        return _("Mensajes públicos de todas las escenas de la partida «%(campaign)s».") % {"campaign": campaign.title}
+
+    def author_name(self, campaign: Campaign) -> str:
+        return campaign.gm.public_name
+
+    def link(self, campaign: Campaign) -> str:
+        return site_url(campaign.get_absolute_url())
+
+    def feed_url(self, campaign: Campaign) -> str:
+        return site_url(reverse("campaigns:campaign-feed", args=[campaign.slug]))
+
+    def feed_extra_kwargs(self, campaign: Campaign) -> dict:
+        return {"empty_since": campaign.created_at}
+
+    def items(self, campaign: Campaign):
+        posts = Post.objects.filter(
+            scene__campaign=campaign, scene__everyone=True, recipients=Post.Recipients.ALL, hidden=False
+        )
+        return posts.select_related("author", "character", "scene__campaign").order_by("-id")[:FEED_SIZE]
+
+
+class MemberFeed(_PrivateFeed):
     """Everything one member may read in their campaign, found by the secret
     ``Membership.feed_token``. Hidden posts are placeholders without text."""
-
-    def __call__(self, request: HttpRequest, *args, **kwargs) -> HttpResponse:
-        response = super().__call__(request, *args, **kwargs)
-        # The address is a secret: no shared cache keeps it, no search engine lists it.
-        patch_cache_control(response, private=True)
-        response["X-Robots-Tag"] = "noindex"
-        return response
 
     def get_object(self, request: HttpRequest, token: str) -> Membership:
         memberships = Membership.objects.active().select_related("campaign__gm", "user")
@@ -163,4 +233,40 @@ class MemberFeed(_PostFeed):
             raise Http404
         scenes = visible_scenes(access)
         posts = Post.objects.filter(scene__in=scenes.values("pk")).addressed_to(membership.user, is_gm=access.is_gm)
+        return posts.select_related("author", "character", "scene__campaign").order_by("-id")[:FEED_SIZE]
+
+
+class GMFeed(_PrivateFeed):
+    """Everything in the campaign, whispers included, for its GM (co-GMs have
+    their membership's feed), found by the campaign's id and
+    ``gm_feed_token``. Hidden posts are placeholders without text, as in every
+    feed: a copy kept by a feed reader is not where moderation is done."""
+
+    def get_object(self, request: HttpRequest, campaign_id: int, token: str) -> Campaign:
+        campaign = get_object_or_404(Campaign.objects.select_related("gm"), pk=campaign_id, gm__is_active=True)
+        if not constant_time_compare(token, gm_feed_token(campaign)):
+            raise Http404
+        return campaign
+
+    def title(self, campaign: Campaign) -> str:
+        return _("«%(campaign)s» en Hitos: dirección") % {"campaign": campaign.title}
+
+    def subtitle(self, campaign: Campaign) -> str:
+        return _("Todos los mensajes de la partida, susurros incluidos. No compartas la dirección de este canal.")
+
+    def author_name(self, campaign: Campaign) -> str:
+        return campaign.gm.public_name
+
+    def link(self, campaign: Campaign) -> str:
+        return site_url(campaign.get_absolute_url())
+
+    def feed_url(self, campaign: Campaign) -> str:
+        return site_url(gm_feed_path(campaign))
+
+    def feed_extra_kwargs(self, campaign: Campaign) -> dict:
+        return {"empty_since": campaign.created_at}
+
+    def items(self, campaign: Campaign):
+        # The GM reads every scene and every post (``addressed_to`` with is_gm).
+        posts = Post.objects.filter(scene__campaign=campaign)
         return posts.select_related("author", "character", "scene__campaign").order_by("-id")[:FEED_SIZE]

@@ -47,7 +47,7 @@ from django.utils.html import format_html
 from django.utils.safestring import SafeString, mark_safe
 from django.utils.translation import get_language
 
-from campaigns.models import Campaign, Membership, Post, Scene
+from campaigns.models import Campaign, Membership, Post, PostReport, Scene
 from campaigns.permissions import Access, campaign_access, can_view_campaign
 
 # How long a fragment may be kept at most (a change moves its key at once).
@@ -242,10 +242,20 @@ def seconds_until(moments: Iterable) -> float | None:
     return min(ahead) + 1 if ahead else None
 
 
+def _report_campaign_id(report: PostReport) -> int | None:
+    """The campaign of a report's post: without a query when the services
+    pass the post with its scene, else read by the post's id (None when the
+    post is gone: deleting it moves the campaign anyway)."""
+    if PostReport.post.is_cached(report):
+        return related_id(report.post, "scene", "campaign_id")
+    return Post.objects.filter(pk=report.post_id).values_list("scene__campaign_id", flat=True).first()
+
+
 def track_forum() -> None:
     """The forum's rows the cached pages show (``CampaignsConfig.ready()``),
     and who is in which campaign; the scenes' chosen members and the posts'
-    chosen recipients too (they change with ``set()``, after the row)."""
+    chosen recipients too (they change with ``set()``, after the row); the
+    reports, whose pending number the campaign page shows the direction."""
     track(Campaign, lambda campaign: [campaign_scope(campaign.pk), member_scope(campaign.gm_id), PUBLIC])
     track(Scene, lambda scene: [campaign_scope(scene.campaign_id)])
     track(
@@ -253,6 +263,7 @@ def track_forum() -> None:
         lambda membership: [campaign_scope(membership.campaign_id), member_scope(membership.user_id)],
     )
     track(Post, lambda post: [campaign_scope(related_id(post, "scene", "campaign_id"))])
+    track(PostReport, lambda report: [campaign_scope(_report_campaign_id(report))])
 
     def chosen_changed(sender, instance, action, reverse, pk_set, **kwargs) -> None:
         if not action.startswith("post_"):

@@ -16,6 +16,7 @@ from django.db.models import Exists, F, OuterRef, Q, Subquery
 from django.db.models.functions import Coalesce
 from django.urls import reverse
 from django.utils import timezone
+from django.utils.translation import get_language
 from django.utils.translation import gettext_lazy as _
 
 
@@ -103,6 +104,11 @@ class Campaign(models.Model):
     # the GM's pool of drama points); written under this row's lock.
     game_state = models.JSONField(_("estado del juego"), default=dict, blank=True)
     created_at = models.DateTimeField(_("creada"), auto_now_add=True)
+    # Secret behind the GM's private Atom feed (the GM has no membership, so no
+    # ``Membership.feed_token``): the feed's address is derived from it and the
+    # GM's id (``campaigns.feeds.gm_feed_token``), so handing the campaign over
+    # or renewing this key ends the old address.
+    gm_feed_key = models.CharField(max_length=40, default=_token, editable=False)
 
     objects = CampaignQuerySet.as_manager()
 
@@ -148,6 +154,20 @@ class Membership(models.Model):
 
     def __str__(self) -> str:
         return f"{self.user} @ {self.campaign}"
+
+    def rejoin(self, *, role: str) -> None:
+        """Back in the campaign after leaving or being removed (not saved):
+        active with ``role``, joined now, and a new private feed address,
+        since the old one may have been passed on while they were away."""
+        self.role = role
+        self.status = self.Status.ACTIVE
+        self.ended_at = None
+        self.joined_at = timezone.now()
+        self.feed_token = _token()
+
+    rejoin.alters_data = True
+    # What ``rejoin`` changes, for ``save(update_fields=…)``.
+    REJOIN_FIELDS = ("role", "status", "ended_at", "joined_at", "feed_token")
 
 
 class Application(models.Model):
@@ -405,6 +425,12 @@ class PostRevision(models.Model):
         return f"#{self.post_id} @ {self.created_at:%Y-%m-%d %H:%M}"
 
 
+class PostReportQuerySet(models.QuerySet):
+    def pending_in(self, campaign):
+        """The campaign's reports the direction has not resolved yet."""
+        return self.filter(post__scene__campaign=campaign, resolved_at__isnull=True)
+
+
 class PostReport(models.Model):
     post = models.ForeignKey(Post, on_delete=models.CASCADE, related_name="reports")
     reporter = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
@@ -414,6 +440,8 @@ class PostReport(models.Model):
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
     resolved_at = models.DateTimeField(null=True, blank=True)
+
+    objects = PostReportQuerySet.as_manager()
 
     class Meta:
         ordering = ["-created_at", "-id"]
@@ -484,6 +512,9 @@ class Notification(models.Model):
         ANSWER = "answer", _("Te toca responder")
         CHARACTER = "character", _("Tu personaje")
         REQUEST = "request", _("Petición de tirada")
+        # A member reported a post (to the direction), or the direction
+        # decided on a report (to the member who made it).
+        REPORT = "report", _("Mensaje denunciado")
 
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="notifications")
     campaign = models.ForeignKey(Campaign, null=True, blank=True, on_delete=models.CASCADE, related_name="+")
@@ -496,6 +527,10 @@ class Notification(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     read_at = models.DateTimeField(null=True, blank=True)
     emailed_at = models.DateTimeField(null=True, blank=True)
+    # The text in every language of the site ({"es": …, "en": …}), written
+    # with ``text``: the list and the e-mails show the reader's language of
+    # the moment. Empty for notifications older than this field.
+    texts = models.JSONField(default=dict, blank=True)
 
     class Meta:
         ordering = ["-created_at", "-id"]
@@ -503,3 +538,10 @@ class Notification(models.Model):
 
     def __str__(self) -> str:
         return self.text
+
+    @property
+    def shown_text(self) -> str:
+        """The text in the active language, or as first written (in the
+        recipient's language then) when it was not kept in this one."""
+        language = get_language() or ""
+        return self.texts.get(language) or self.texts.get(language.split("-")[0]) or self.text

@@ -6,15 +6,19 @@ that transaction, so the author does not wait for one row per member and the
 task exists only if the post does; the other notifications, a handful of rows,
 are written at once. E-mails are background tasks enqueued after the
 transaction commits (``send_notification_emails``), so a rolled-back post
-never mails anyone and a slow or silent mail server never holds a request. Texts are rendered in each recipient's language
-(Spanish unless they chose otherwise) and stored as plain text: templates
-escape them when they show them.
+never mails anyone and a slow or silent mail server never holds a request.
+Texts are written in every language of the site (``Notification.texts``;
+``text`` keeps the recipient's language at the time, Spanish unless they
+chose otherwise) and stored as plain text: the list shows the reader's
+language of the moment, the e-mails and the digest the recipient's, and
+templates escape the texts when they show them.
 
 E-mail preferences (``User.email_notifications``):
 
 - ``immediate``: every notification is e-mailed at once;
 - ``gm_only``: posts are e-mailed at once only when the GM or a co-GM wrote
-  them; applications and moderation at once; nothing goes to the digest;
+  them; applications, reports and moderation at once; nothing goes to the
+  digest;
 - ``digest``: nothing now, the ``send_digest`` command collects them;
 - ``never``: no e-mail at all.
 
@@ -29,7 +33,7 @@ log-in and which sets the preference to ``never``.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from datetime import timedelta
 from email.headerregistry import HeaderRegistry, UnstructuredHeader
 from email.utils import make_msgid
@@ -49,7 +53,8 @@ from django.utils.translation import gettext as _
 
 from accounts.models import User
 from campaigns import daily
-from campaigns.models import Application, Campaign, Membership, Notification, Post, Role
+from campaigns.models import Application, Campaign, Membership, Notification, Post, PostReport, Role
+from campaigns.permissions import campaign_access, can_read_post
 
 logger = logging.getLogger(__name__)
 
@@ -78,7 +83,7 @@ def _wants_mail_now(user, *, kind: str, from_gm: bool) -> bool:
     if choice == Choice.IMMEDIATE:
         return True
     # gm_only: posts only when the direction wrote them; everything addressed
-    # to the user personally (applications, moderation) at once.
+    # to the user personally (applications, reports, moderation) at once.
     if kind in (Notification.Kind.POST, Notification.Kind.ADDRESSED):
         return from_gm
     return True
@@ -159,20 +164,17 @@ def notify_post_readers(post: Post) -> list[Notification]:
     kind = Notification.Kind.POST if post.recipients == Post.Recipients.ALL else Notification.Kind.ADDRESSED
     from_gm = post.author_id in gm_ids
     url = post.get_absolute_url()[:_URL_LENGTH]
-    texts: dict[str, str] = {}
+    texts = texts_in_every_language(lambda: _post_text(post, kind))
     notifications = []
     for user in users:
-        language = user_language(user)
-        if language not in texts:
-            with translation.override(language):
-                texts[language] = _short(_post_text(post, kind))
         notifications.append(
             Notification(
                 user=user,
                 campaign=post.scene.campaign,
                 post=post,
                 kind=kind,
-                text=texts[language],
+                text=_text_for(user, texts, lambda: _post_text(post, kind)),
+                texts=texts,
                 url=url,
                 from_gm=from_gm,
             )
@@ -225,27 +227,149 @@ def application_decided(application: Application) -> list[Notification]:
     )
 
 
-def moderation(campaign: Campaign, user, text: str, post: Post | None = None) -> list[Notification]:
+def moderation(campaign: Campaign, user, text: str | Callable[[], str], post: Post | None = None) -> list[Notification]:
     """Tell a member about a GM action on them or on their content.
 
-    ``text`` comes already translated from the service.
+    ``text`` is best a function that writes it in the active language (the
+    member then reads it in theirs); a string already translated by the
+    service is kept as it is, in that one language.
     """
     url = post.get_absolute_url() if post is not None else campaign.get_absolute_url()
+    if callable(text):
+        return notify_users([user], campaign=campaign, kind=Notification.Kind.MODERATION, url=url, text=text, post=post)
     return notify_users(
-        [user], campaign=campaign, kind=Notification.Kind.MODERATION, url=url, text=lambda: str(text), post=post
+        [user],
+        campaign=campaign,
+        kind=Notification.Kind.MODERATION,
+        url=url,
+        text=lambda: str(text),
+        post=post,
+        translated=False,
     )
 
 
-def notify_users(users: Iterable, *, campaign: Campaign, kind: str, url: str, text, post: Post | None = None):
-    """One notification per user, its ``text()`` worked out in the user's
-    language, and the e-mail after commit to those who want it now. The apps
-    above the forum (sheets, the table, the game) tell their news through this."""
+# --- reports -----------------------------------------------------------------
+
+
+def reports_url(campaign: Campaign) -> str:
+    """Where the direction handles reports: the dashboard's reports section."""
+    return reverse("campaigns:dashboard", args=[campaign.slug]) + "#denuncias"
+
+
+def report_received(report: PostReport) -> list[Notification]:
+    """Tell the GM and the active co-GMs that a member reported a post, with
+    the reporter's reason (the direction reads every post and every report);
+    never the reporter themself. A report is news for the direction like an
+    application: e-mailed at once to those who want only the GM's posts."""
+    post = report.post
+    scene = post.scene
+    campaign = scene.campaign
+    users = User.objects.filter(pk__in=gm_ids(campaign) - {report.reporter_id}, is_active=True).order_by("pk")
+
+    def text() -> str:
+        return _(
+            "%(reporter)s ha denunciado el mensaje #%(id)s de %(author)s en «%(scene)s» (%(campaign)s). "
+            "Motivo: %(reason)s"
+        ) % {
+            "reporter": report.reporter.public_name,
+            "id": post.pk,
+            "author": post.author.public_name,
+            "scene": scene.title,
+            "campaign": campaign.title,
+            "reason": report.reason,
+        }
+
+    return notify_users(
+        users, campaign=campaign, kind=Notification.Kind.REPORT, url=reports_url(campaign), text=text, post=post
+    )
+
+
+def report_decided(report: PostReport, *, hidden: bool) -> list[Notification]:
+    """Tell the member who made ``report`` what the direction decided: the
+    post hidden (``hidden``) or left as it was.
+
+    The text names only what the reporter read when they reported (the
+    post's number, its scene and campaign), never the direction's reasons,
+    which stay in the moderation log. A reporter who is no longer a member
+    (they left or were removed) or may no longer read the post (the scene
+    was closed to them) is not told anything.
+    """
+    post = report.post
+    scene = post.scene
+    campaign = scene.campaign
+    reporter = report.reporter
+    access = campaign_access(reporter, campaign)
+    if not reporter.is_active or not access.is_member or not can_read_post(access, post):
+        return []
+    values = {"id": post.pk, "scene": scene.title, "campaign": campaign.title}
+
+    def text() -> str:
+        if hidden:
+            return _("La dirección ha ocultado el mensaje #%(id)s que denunciaste en «%(scene)s» (%(campaign)s).") % (
+                values
+            )
+        return (
+            _(
+                "La dirección ha revisado tu denuncia del mensaje #%(id)s en «%(scene)s» (%(campaign)s) "
+                "y ha decidido no ocultarlo."
+            )
+            % values
+        )
+
+    return notify_users(
+        [reporter], campaign=campaign, kind=Notification.Kind.REPORT, url=post.get_absolute_url(), text=text, post=post
+    )
+
+
+def texts_in_every_language(text: Callable[[], str]) -> dict[str, str]:
+    """``text()`` written in each language of the site, for ``Notification.texts``."""
+    texts = {}
+    for language, _name in settings.LANGUAGES:
+        with translation.override(language):
+            texts[language] = _short(text())
+    return texts
+
+
+def _text_for(user, texts: dict[str, str], text: Callable[[], str]) -> str:
+    """The text in the recipient's language (worked out apart when the site
+    does not list that language)."""
+    language = user_language(user)
+    if language in texts:
+        return texts[language]
+    with translation.override(language):
+        return _short(text())
+
+
+def notify_users(
+    users: Iterable,
+    *,
+    campaign: Campaign,
+    kind: str,
+    url: str,
+    text: Callable[[], str],
+    post: Post | None = None,
+    translated: bool = True,
+):
+    """One notification per user, its ``text()`` worked out in every language
+    of the site (the list and the e-mails show the reader's language of the
+    moment; ``translated=False`` when ``text()`` gives one fixed string) and
+    stored in the user's, and the e-mail after commit to those who want it
+    now. The apps above the forum (sheets, the table, the game) tell their
+    news through this."""
+    users = list(users)
+    texts = texts_in_every_language(text) if translated and users else {}
     notifications = []
     for user in users:
-        with translation.override(user_language(user)):
-            body = _short(text())
         notifications.append(
-            Notification(user=user, campaign=campaign, post=post, kind=kind, text=body, url=url[:_URL_LENGTH])
+            Notification(
+                user=user,
+                campaign=campaign,
+                post=post,
+                kind=kind,
+                text=_text_for(user, texts, text),
+                texts=texts,
+                url=url[:_URL_LENGTH],
+            )
         )
     created = Notification.objects.bulk_create(notifications)
     _mail_after_commit(created)

@@ -36,15 +36,16 @@ from campaigns.permissions import (
     can_post_in_scene,
     can_write_as_character,
     can_write_as_npc,
-    readable_posts,
-    visible_scenes,
 )
+
+# Addresses under /partidas/ that are pages, not campaigns.
+RESERVED_SLUGS = frozenset({"nueva", "importar"})
 
 
 def _unique_slug(title: str) -> str:
     base = slugify(title)[:70] or "partida"
     slug, n = base, 2
-    while Campaign.objects.filter(slug=slug).exists():
+    while slug in RESERVED_SLUGS or Campaign.objects.filter(slug=slug).exists():
         slug = f"{base}-{n}"
         n += 1
     return slug
@@ -117,6 +118,21 @@ def application_create(*, campaign: Campaign, user, text: str) -> Application:
     return application
 
 
+def _member_again_or_anew(campaign: Campaign, user, *, role: str) -> Membership:
+    """``user`` becomes an active member with ``role``: someone who had left
+    or was removed comes back (``Membership.rejoin``), anyone else joins."""
+    membership = Membership.objects.filter(campaign=campaign, user=user).first()
+    if membership is None:
+        return Membership.objects.create(campaign=campaign, user=user, role=role)
+    if membership.status == Membership.Status.ACTIVE:
+        membership.role = role
+        membership.save(update_fields=["role"])
+    else:
+        membership.rejoin(role=role)
+        membership.save(update_fields=Membership.REJOIN_FIELDS)
+    return membership
+
+
 @transaction.atomic
 def application_decide(*, application: Application, actor, accept: bool, answer: str = "") -> Application:
     """Accept (the applicant becomes a member with the application's role) or
@@ -130,11 +146,7 @@ def application_decide(*, application: Application, actor, accept: bool, answer:
     application.decided_at = timezone.now()
     application.save(update_fields=["status", "answer", "decided_by", "decided_at"])
     if accept:
-        Membership.objects.update_or_create(
-            campaign=application.campaign,
-            user=application.user,
-            defaults={"role": application.role, "status": Membership.Status.ACTIVE, "ended_at": None},
-        )
+        _member_again_or_anew(application.campaign, application.user, role=application.role)
     _log(
         application.campaign,
         actor,
@@ -204,11 +216,9 @@ def invitation_accept(*, invitation: Invitation, user) -> Membership:
             # Another invitation let them in at the same moment.
             raise ValidationError(_("Ya formas parte de esta partida."), code="member") from None
     else:
-        membership.role = invitation.role
-        membership.status = Membership.Status.ACTIVE
-        membership.ended_at = None
+        membership.rejoin(role=invitation.role)
         membership.full_clean(validate_constraints=False)
-        membership.save(update_fields=["role", "status", "ended_at"])
+        membership.save(update_fields=Membership.REJOIN_FIELDS)
     # An application waiting for the GM's answer has nothing left to ask.
     Application.objects.filter(campaign=campaign, user=user, status=Application.Status.PENDING).update(
         status=Application.Status.WITHDRAWN
@@ -260,7 +270,8 @@ def member_remove(*, membership: Membership, actor, reason: str) -> None:
     notify.moderation(
         membership.campaign,
         membership.user,
-        _("Te han expulsado de la partida. Motivo: %(reason)s") % {"reason": reason},
+        # Written in each language the member may read the notice in.
+        lambda: _("Te han expulsado de la partida. Motivo: %(reason)s") % {"reason": reason},
     )
 
 
@@ -287,15 +298,11 @@ def campaign_hand_over(*, campaign: Campaign, actor, membership: Membership) -> 
     previous = campaign.gm
     new_gm = membership.user
     membership.delete()
-    Membership.objects.update_or_create(
-        campaign=campaign,
-        user=previous,
-        defaults={"role": Role.COGM, "status": Membership.Status.ACTIVE, "ended_at": None},
-    )
+    _member_again_or_anew(campaign, previous, role=Role.COGM)
     campaign.gm = new_gm
     campaign.save(update_fields=["gm"])
     _log(campaign, actor, ModerationAction.CAMPAIGN_HANDED_OVER, target_user=new_gm)
-    notify.moderation(campaign, new_gm, _("Ahora diriges la partida «%(title)s».") % {"title": campaign.title})
+    notify.moderation(campaign, new_gm, lambda: _("Ahora diriges la partida «%(title)s».") % {"title": campaign.title})
     return campaign
 
 
@@ -505,8 +512,10 @@ def post_edit(*, access: Access, post: Post, body: str, note: str, reason: str =
         notify.moderation(
             post.scene.campaign,
             post.author,
-            _("La dirección ha editado tu mensaje #%(id)s. Motivo: %(reason)s")
-            % {"id": post.pk, "reason": reason or "—"},
+            lambda: (
+                _("La dirección ha editado tu mensaje #%(id)s. Motivo: %(reason)s")
+                % {"id": post.pk, "reason": reason or "—"}
+            ),
             post=post,
         )
     return post
@@ -519,12 +528,14 @@ def post_hide(*, post: Post, actor, reason: str) -> Post:
     post.hidden_by = actor
     post.hidden_at = timezone.now()
     post.save(update_fields=["hidden", "hidden_reason", "hidden_by", "hidden_at"])
-    PostReport.objects.filter(post=post, resolved_at__isnull=True).update(resolved_by=actor, resolved_at=timezone.now())
+    reports_resolve_by_hiding(post=post, actor=actor)
     _log(post.scene.campaign, actor, ModerationAction.POST_HIDDEN, reason=reason, target_user=post.author, post=post)
     notify.moderation(
         post.scene.campaign,
         post.author,
-        _("La dirección ha ocultado tu mensaje #%(id)s. Motivo: %(reason)s") % {"id": post.pk, "reason": reason},
+        lambda: (
+            _("La dirección ha ocultado tu mensaje #%(id)s. Motivo: %(reason)s") % {"id": post.pk, "reason": reason}
+        ),
         post=post,
     )
     return post
@@ -538,15 +549,31 @@ def post_show(*, post: Post, actor, reason: str = "") -> Post:
     return post
 
 
+@transaction.atomic
 def post_report(*, post: Post, reporter, reason: str) -> PostReport:
+    """A member reports a post to the direction.
+
+    Side effects: the GM and the active co-GMs are notified (kind REPORT,
+    linking to the dashboard's reports), and the campaign page's count of
+    pending reports moves (``PostReport`` is tracked by ``campaigns.fragments``).
+    """
     report = PostReport(post=post, reporter=reporter, reason=reason)
     report.full_clean()
     report.save()
+    notify.report_received(report)
     return report
 
 
 @transaction.atomic
 def report_resolve(*, report: PostReport, actor, reason: str = "") -> None:
+    """The direction closes a report and leaves the post as it is (to hide
+    it they use ``post_hide``, which closes its reports through
+    ``reports_resolve_by_hiding``).
+
+    Side effects: the moderation log records it with ``reason``; the
+    reporter is told the outcome, without the reason; the campaign page's
+    count of pending reports moves.
+    """
     report.resolved_by = actor
     report.resolved_at = timezone.now()
     report.save(update_fields=["resolved_by", "resolved_at"])
@@ -558,6 +585,28 @@ def report_resolve(*, report: PostReport, actor, reason: str = "") -> None:
         target_user=report.post.author,
         post=report.post,
     )
+    # A post hidden since it was reported: that is what the reporter hears.
+    notify.report_decided(report, hidden=report.post.hidden)
+
+
+@transaction.atomic
+def reports_resolve_by_hiding(*, post: Post, actor) -> list[PostReport]:
+    """Close the pending reports of ``post``, which the direction has just
+    hidden (``post_hide`` calls it inside its transaction), and tell each
+    member who reported it, once, that it was hidden. Each report is saved
+    on its own (a post has few), so the campaign page's count moves."""
+    pending = list(PostReport.objects.filter(post=post, resolved_at__isnull=True).select_related("reporter"))
+    now = timezone.now()
+    told: set[int] = set()
+    for report in pending:
+        report.post = post
+        report.resolved_by = actor
+        report.resolved_at = now
+        report.save(update_fields=["resolved_by", "resolved_at"])
+        if report.reporter_id not in told:
+            told.add(report.reporter_id)
+            notify.report_decided(report, hidden=True)
+    return pending
 
 
 def scene_mark_read(*, user, scene: Scene, last_post_id: int) -> None:
@@ -570,60 +619,8 @@ def scene_mark_read(*, user, scene: Scene, last_post_id: int) -> None:
 
 
 def campaign_export(*, access: Access) -> dict:
-    """A JSON-ready archive of what the user can read of the campaign: every
-    scene and post (``hitos-campaign-export/1``), with what the campaign's
-    game adds to each scene (``extensions.scene_export``)."""
-    campaign = access.campaign
-    scenes = list(visible_scenes(access).prefetch_related(*extensions.scene_prefetch()))
-    for scene in scenes:
-        scene.campaign = campaign
-    posts = (
-        readable_posts(access)
-        .select_related("author", "character")
-        .prefetch_related("chosen_recipients")
-        .order_by("pk")
-    )
-    by_scene: dict[int, list] = {s.pk: [] for s in scenes}
-    for post in posts:
-        by_scene.setdefault(post.scene_id, []).append(
-            {
-                "id": post.pk,
-                "author": post.author.username,
-                "speaker": post.speaker_name,
-                "voice": post.voice,
-                "recipients": post.recipients,
-                "chosen_recipients": [u.username for u in post.chosen_recipients.all()],
-                "created_at": post.created_at.isoformat(),
-                "edited_at": post.edited_at.isoformat() if post.edited_at else None,
-                "hidden": post.hidden,
-                "hidden_reason": post.hidden_reason if post.hidden else "",
-                "quote_of": post.quote_of_id,
-                "body": post.body,
-                "note": post.note,
-            }
-        )
-    archive = {
-        "format": "hitos-campaign-export/1",
-        "exported_at": timezone.now().isoformat(),
-        "exported_by": access.user.username,
-        "campaign": {
-            "slug": campaign.slug,
-            "title": campaign.title,
-            "system": campaign.system,
-            "gm": campaign.gm.username,
-            "description": campaign.description,
-        },
-        "scenes": [
-            {
-                "id": s.pk,
-                "title": s.title,
-                "description": s.description,
-                "status": s.status,
-                "offgame": s.is_offgame,
-                **extensions.scene_export(s),
-                "posts": by_scene.get(s.pk, []),
-            }
-            for s in scenes
-        ],
-    }
-    return archive
+    """A JSON-ready archive of what the user can read of the campaign
+    (``hitos-campaign-export/2``, built by ``campaigns.archive``)."""
+    from campaigns import archive
+
+    return archive.campaign_export(access=access)

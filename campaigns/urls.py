@@ -1,6 +1,6 @@
 from django.urls import path
 
-from campaigns import feeds, unsubscribe, views
+from campaigns import archive_views, feed_views, feeds, unsubscribe, views
 
 app_name = "campaigns"
 
@@ -12,6 +12,7 @@ urlpatterns = [
     # The one-click unsubscribe of the notification e-mails: the signed token is the only credential.
     path("cuenta/avisos/baja/<str:token>/", unsubscribe.email_unsubscribe, name="email-unsubscribe"),
     path("partidas/nueva/", views.campaign_create, name="campaign-create"),
+    path("partidas/importar/", archive_views.campaign_import, name="campaign-import"),
     path("partidas/<slug:slug>/", views.campaign_detail, name="campaign-detail"),
     path("partidas/<slug:slug>/editar/", views.campaign_edit, name="campaign-edit"),
     path("partidas/<slug:slug>/solicitar/", views.application_create, name="application-create"),
@@ -27,6 +28,7 @@ urlpatterns = [
     path("partidas/<slug:slug>/miembros/<int:membership_id>/papel/", views.member_role, name="member-role"),
     path("partidas/<slug:slug>/ceder/", views.campaign_hand_over, name="campaign-hand-over"),
     path("partidas/<slug:slug>/direccion/", views.dashboard, name="dashboard"),
+    path("partidas/<slug:slug>/direccion/canal/renovar/", feed_views.gm_feed_rotate, name="gm-feed-rotate"),
     path("partidas/<slug:slug>/moderacion/", views.moderation_log, name="moderation-log"),
     path("partidas/<slug:slug>/denuncias/<int:report_id>/resolver/", views.report_resolve, name="report-resolve"),
     path("partidas/<slug:slug>/buscar/", views.campaign_search, name="campaign-search"),
@@ -34,7 +36,9 @@ urlpatterns = [
     path("partidas/<slug:slug>/escenas/nueva/", views.scene_create, name="scene-create"),
     path("partidas/<slug:slug>/escenas/<int:scene_id>/editar/", views.scene_edit, name="scene-edit"),
     path("partidas/<slug:slug>/escenas/<int:scene_id>/atom/", feeds.SceneFeed(), name="scene-feed"),
+    path("partidas/<slug:slug>/atom/", feeds.CampaignFeed(), name="campaign-feed"),
     path("canales/<str:token>/", feeds.MemberFeed(), name="member-feed"),
+    path("canales/direccion/<int:campaign_id>/<str:token>/", feeds.GMFeed(), name="gm-feed"),
     path("invitacion/<str:token>/", views.invitation_open, name="invitation-open"),
     path("mensajes/<int:post_id>/", views.post_permalink, name="post-permalink"),
     path("mensajes/<int:post_id>/editar/", views.post_edit, name="post-edit"),

@@ -21,14 +21,13 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils import timezone
-from django.utils.html import format_html
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.safestring import mark_safe
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods, require_POST, require_safe
 
 from accounts.limits import refusal_message
-from campaigns import context_processors, extensions, fragments, notify, services
+from campaigns import context_processors, extensions, fragments, invitations, notify, services
 from campaigns import permissions as perms
 from campaigns.access import campaign_for
 from campaigns.forms import (
@@ -262,6 +261,8 @@ def _campaign_page(request: HttpRequest, campaign: Campaign, access: Access, *, 
         "can_apply": perms.can_apply(access) and not pending,
         "pending_application": pending,
         "can_manage": perms.can_manage(access),
+        # Only the direction handles reports: nobody else is told how many wait.
+        "pending_reports": PostReport.objects.pending_in(campaign).count() if perms.can_manage(access) else 0,
         "can_leave": perms.can_leave(access),
         "unread_total": sum(unread_by_scene.values()),
         **fragments.csrf_context(),
@@ -365,7 +366,7 @@ def invitation_create(request: HtmxHttpRequest, slug: str) -> HttpResponse:
         invitation = services.invitation_create(campaign=campaign, actor=request.user, **form.cleaned_data)
         messages.success(
             request,
-            _("Invitación creada: %(url)s") % {"url": request.build_absolute_uri(invitation.get_absolute_url())},
+            _("Invitación creada: %(url)s") % {"url": notify.site_url(invitation.get_absolute_url())},
         )
     else:
         messages.error(
@@ -390,28 +391,6 @@ def _invitation_unusable(request: HttpRequest, invitation: Invitation) -> HttpRe
     """Why a revoked, expired or used-up invitation no longer lets anyone in."""
     context = {"invitation": invitation, "campaign": invitation.campaign}
     return render(request, "campaigns/invitation_unusable.html", context, status=410)
-
-
-def _welcome(campaign: Campaign, membership: Membership) -> str:
-    """What a newcomer reads on arriving in the campaign: what to do next."""
-    if membership.role == Role.PLAYER:
-        return format_html(
-            _("¡Te damos la bienvenida a «{title}»! Ya eres jugador. Tu siguiente paso: {link}."),
-            title=campaign.title,
-            link=format_html(
-                '<a href="{}">{}</a>',
-                reverse("sheets:sheet-create", args=[campaign.slug]),
-                _("crea tu personaje"),
-            ),
-        )
-    if membership.role == Role.COGM:
-        return _(
-            "¡Te damos la bienvenida a «%(title)s»! Ahora codiriges la partida: "
-            "tienes el «Panel de dirección» en su página."
-        ) % {"title": campaign.title}
-    return _(
-        "¡Te damos la bienvenida a «%(title)s»! Como lector puedes leer las escenas abiertas a todos los miembros."
-    ) % {"title": campaign.title}
 
 
 @require_http_methods(["GET", "HEAD", "POST"])
@@ -446,9 +425,12 @@ def invitation_open(request: HtmxHttpRequest, token: str) -> HttpResponse:
             if refused == "unusable":
                 invitation.refresh_from_db()
                 return _invitation_unusable(request, invitation)
+            if refused != "removed":
+                # Anything else the service refuses is said as it is.
+                messages.error(request, " ".join(exc.messages))
             # Removed from the campaign: the page below says so.
         else:
-            messages.success(request, _welcome(campaign, membership))
+            messages.success(request, invitations.welcome(campaign, membership))
             return redirect(campaign)
     removed = request.user.is_authenticated and perms.was_removed(access)
     context = {"invitation": invitation, "campaign": campaign, "removed": removed}
@@ -750,7 +732,9 @@ def campaign_search(request: HtmxHttpRequest, slug: str) -> HttpResponse:
 @login_required
 @require_safe
 def campaign_export(request: HtmxHttpRequest, slug: str) -> HttpResponse:
-    """A JSON archive of what the user can read: every scene and post."""
+    """A JSON archive of what the user can read (``campaigns.archive``):
+    settings, members, scenes, posts with their histories, sheets and rolls
+    with their signed bundles; ``manage.py campaign_import`` reads it back."""
     campaign, access = _campaign_for(request, slug)
     if not perms.can_export(access):
         raise PermissionDenied(_("Solo los miembros pueden descargar la partida."))

@@ -139,6 +139,7 @@ def demo_load() -> tuple[list[tuple[DemoUser, bool]], Campaign]:
     players = (accounts["ana"], accounts["bruno"])
     rolls_demo_load(
         campaign=campaign,
+        gm=gm,
         players=players,
         characters=tuple(Character.objects.get(campaign=campaign, owner=p) for p in players),
         scene=campaign.scenes.exclude(is_offgame=True).order_by("position").first(),

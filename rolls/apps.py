@@ -27,6 +27,11 @@ class RollsConfig(AppConfig):
         )
         extensions.provide("campaign_page", pages.campaign_page)
 
+        from rolls.archive import ROLLS_PART
+
+        # The campaign archive carries every roll its reader may read, with its signed bundle.
+        extensions.provide_archive_part(ROLLS_PART)
+
         from campaigns import fragments
 
         # A revealed roll shows in the cached log and permalink pages (new

@@ -40,6 +40,7 @@ from campaigns import fragments
 from campaigns import permissions as perms
 from campaigns.access import campaign_for
 from campaigns.models import Post
+from campaigns.notify import site_url
 from campaigns.permissions import Access, campaign_access
 from hitos_site.htmx import HtmxHttpRequest, wants_fragment
 from rolls import presenters, rollog, services, verify_roll
@@ -218,8 +219,9 @@ def _permalink_page(request: HttpRequest, permalink: str, access: Access) -> dic
     versions = _chain(entry)
     post_readable = _post_readable(access, entry.post)
     card = presenters.permalink_card(entry, access=access, versions=[v for v in versions if v.seq <= entry.seq])
-    link = request.build_absolute_uri(entry.get_absolute_url())
-    badge = request.build_absolute_uri(reverse("rolls:roll-badge", args=[entry.permalink]))
+    # Links to paste elsewhere: the site's public address, whatever host the request came in on.
+    link = site_url(entry.get_absolute_url())
+    badge = site_url(reverse("rolls:roll-badge", args=[entry.permalink]))
     context = {
         **common,
         "card": card,
@@ -275,8 +277,8 @@ def roll_permalink(request: HttpRequest, permalink: str) -> HttpResponse:
         # What the page verified: the row's own stored bytes (altered, the page says so at once).
         fragments.digest(bytes(found.entry_bytes), bytes(found.signature), bytes(found.opening or b"")),
         fragments.viewer(request.user, access.standing),
-        # The page's links to share are absolute.
-        fragments.digest(request.build_absolute_uri("/")),
+        # The page's links to share are absolute, under SITE_URL.
+        fragments.digest(site_url("/")),
     )
     page = fragments.cached(key, lambda: _permalink_page(request, permalink, access))
     template = "rolls/roll_private.html" if page["private"] else "rolls/roll_detail.html"
@@ -351,7 +353,7 @@ def log_export(request: HttpRequest, slug: str) -> HttpResponse:
     """The campaign's log for the L2 audit: members, or everyone for public campaigns.
 
     Pages of EXPORT_PAGE_SIZE entries from ``?desde=<seq>``; ``next`` is the
-    absolute address of the following page, null on the last.
+    address of the following page under ``SITE_URL``, null on the last.
     """
     campaign, access = campaign_for(request, slug)
     log = get_object_or_404(CampaignLog, campaign=campaign)
@@ -365,7 +367,7 @@ def log_export(request: HttpRequest, slug: str) -> HttpResponse:
     next_url = None
     if len(entries) > EXPORT_PAGE_SIZE:
         path = f"{reverse('rolls:log-export', args=[campaign.slug])}?desde={entries[-1].seq}"
-        next_url = request.build_absolute_uri(path)
+        next_url = site_url(path)
         entries = entries[:EXPORT_PAGE_SIZE]
     # Sealed entries carry their openings only for readers allowed to see them.
     readable = readable_ids(access, entries)

@@ -7,6 +7,10 @@ in sibling modules: ``hitos_options`` (campaign options), ``hitos_codes``
 healing, horror), ``hitos_hazards`` (fire, poison, arcane skills) and
 ``hitos_drama`` (drama points and Degeneración). ``meters`` holds the
 slash/cross meter and ``probability`` the exact chances. See docs/rules.md.
+
+Which dice a roll's value comes from (``HitosRoll.counting``) and why a check
+came out as it did (``CheckResult.reason``, ``outcome_reason``) are decided by
+the same code as the value and the success, for the roll card to name.
 """
 
 from __future__ import annotations
@@ -44,6 +48,45 @@ class Reading(StrEnum):
     NORMAL = "normal"
     POSITIVE = "positive"
     NEGATIVE = "negative"
+
+
+class Counting(StrEnum):
+    """The rule that picked the dice a roll's value comes from. The values are
+    the letters and words the roll card reads (``systems.hitos.cards``)."""
+
+    # H2 — normally the middle die C.
+    CENTRAL = "C"
+    # H15 — after a positive activation the highest die M, or a pair or a
+    # triple summed into one value when that is higher.
+    HIGHEST = "M"
+    PAIR_SUM = "pair_sum"
+    TRIPLE_SUM = "triple_sum"
+    # H19 / Q9 — after a negative activation the lowest die m, or a pair or a
+    # triple as one value, its face in negative.
+    LOWEST = "m"
+    PAIR_NEGATIVE = "pair_negative"
+    TRIPLE_NEGATIVE = "triple_negative"
+
+
+# The single die each reading keeps when no pair or triple takes its place
+# (H2, H15, H19).
+KEPT_DIE: dict[Reading, Counting] = {
+    Reading.NORMAL: Counting.CENTRAL,
+    Reading.POSITIVE: Counting.HIGHEST,
+    Reading.NEGATIVE: Counting.LOWEST,
+}
+
+# Where each kept letter sits among the dice sorted low to high (H1).
+_RANK = {Counting.LOWEST: 0, Counting.CENTRAL: 1, Counting.HIGHEST: 2}
+
+
+class Counted(NamedTuple):
+    """Which dice a roll's value comes from: the rule that picked them, their
+    positions (0-based, in draw order, ascending) and the value they give."""
+
+    rule: Counting
+    positions: tuple[int, ...]
+    value: int
 
 
 def difficulty_value(difficulty: int | str) -> int:
@@ -129,11 +172,29 @@ class HitosRoll(_RollFields):
     def labels(self) -> tuple[str, str, str]:
         """The letter of each raw die, for the roll card: ``(5, 4, 5)`` is
         ``("C", "m", "M")``. Among equal dice the earlier takes the lower letter."""
-        order = sorted(range(DICE), key=self.dice.__getitem__)
+        order = self._order()
         labels = ["", "", ""]
         for letter, position in zip(("m", "C", "M"), order, strict=True):
             labels[position] = letter
         return (labels[0], labels[1], labels[2])
+
+    def _order(self) -> list[int]:
+        """The positions of the dice from the lowest to the highest; among
+        equal dice the earlier comes first (so it takes the lower letter)."""
+        return sorted(range(DICE), key=self.dice.__getitem__)
+
+    def counting(self) -> Counted:
+        """The dice the roll's value comes from and the rule that picked them,
+        worked out by the same reading as ``value`` (H2, H15, H19). A single
+        kept die is the one ``labels`` names with its letter; a pair or a
+        triple that counts counts with all its dice."""
+        low, mid, high = self.sorted
+        rule, value = _kept(low, mid, high, self.reading)
+        rank = _RANK.get(rule)
+        if rank is not None:
+            return Counted(rule, (self._order()[rank],), value)
+        # A pair or a triple always shares the middle die's face.
+        return Counted(rule, tuple(position for position, die in enumerate(self.dice) if die == mid), value)
 
     @property
     def tens(self) -> int:
@@ -189,22 +250,43 @@ def roll_value(dice: Sequence[int], reading: Reading = Reading.NORMAL) -> int:
         b, c = c, b
         if a > b:
             a, b = b, a
+    return _kept(a, b, c, reading)[1]
+
+
+# The rules as plain names: ``_kept`` runs for every check (the probability
+# tools make them by the hundred thousand).
+_CENTRAL = Counting.CENTRAL
+_HIGHEST = Counting.HIGHEST
+_PAIR_SUM = Counting.PAIR_SUM
+_TRIPLE_SUM = Counting.TRIPLE_SUM
+_LOWEST = Counting.LOWEST
+_PAIR_NEGATIVE = Counting.PAIR_NEGATIVE
+_TRIPLE_NEGATIVE = Counting.TRIPLE_NEGATIVE
+
+
+def _kept(a: int, b: int, c: int, reading: Reading | str) -> tuple[Counting, int]:
+    """The rule that picks the value of the dice ``a ≤ b ≤ c`` under
+    ``reading``, and that value: the one place a roll's value is decided
+    (``roll_value``, ``check`` and ``HitosRoll.counting`` all ask it)."""
     if reading is Reading.NORMAL or reading == "normal":
         # H2 — the normal result uses the middle die C.
-        return b
+        return (_CENTRAL, b)
     if reading is Reading.POSITIVE or reading == "positive":
-        # H15 — value = max(M, 2v or 3v): a pair or triple is summed into one value.
+        # H15 — value = max(M, 2v or 3v): a pair or triple is summed into one
+        # value that replaces M only when it is higher.
         if a == c:
-            return max(c, 3 * a)
+            return (_TRIPLE_SUM, 3 * a)
         if a == b:
-            return max(c, 2 * a)
+            return (_PAIR_SUM, 2 * a) if 2 * a > c else (_HIGHEST, c)
         if b == c:
-            return 2 * c
-        return c
+            return (_PAIR_SUM, 2 * c)
+        return (_HIGHEST, c)
     # H19 / Q9 — a pair or triple is one negative value −v (never −2v); else m.
+    if a == c:
+        return (_TRIPLE_NEGATIVE, -b)
     if a == b or b == c:
-        return -b
-    return a
+        return (_PAIR_NEGATIVE, -b)
+    return (_LOWEST, a)
 
 
 def read_roll(dice: Iterable[int], reading: Reading | str = Reading.NORMAL) -> HitosRoll:
@@ -250,6 +332,98 @@ def activate_negative(roll: HitosRoll, source: DiceSource, positions: Iterable[i
     return HitosRoll(dice, Reading.NEGATIVE)
 
 
+class Outcome(StrEnum):
+    """Why a check succeeded or failed. The values are the words the roll
+    card reads (``systems.hitos.cards``)."""
+
+    # H5, H16, H20 — a double or triple 10 succeeds whatever the difficulty.
+    CRITICAL = "critical"
+    # H6, H16, H21 — a double or triple 1 fails even if the total beats the difficulty.
+    FUMBLE = "fumble"
+    # H3 — the total is above the difficulty.
+    BEATS = "beats"
+    # H3 / K1 — the total equals the difficulty, and equalling it is enough.
+    EQUALS = "equals"
+    # K1 option — the total equals the difficulty, but the campaign asks to beat it.
+    EQUALS_NOT_ENOUGH = "equals_not_enough"
+    # H3 — the total is below the difficulty.
+    SHORT = "short"
+
+    @property
+    def success(self) -> bool:
+        return _succeeds(self)
+
+
+_CRITICAL = Outcome.CRITICAL
+_FUMBLE = Outcome.FUMBLE
+_BEATS = Outcome.BEATS
+_EQUALS = Outcome.EQUALS
+_EQUALS_NOT_ENOUGH = Outcome.EQUALS_NOT_ENOUGH
+_SHORT = Outcome.SHORT
+
+
+def _outcome(critical_level: int, fumble_level: int, margin: int, ties_succeed: bool) -> Outcome:
+    """Why a check with these dice and this margin (total − difficulty) comes
+    out as it does: the one place success is decided (``check`` and
+    ``outcome_reason`` both ask it)."""
+    # H5, H6 — the dice decide before the total does (a roll cannot be both).
+    if critical_level:
+        return _CRITICAL
+    if fumble_level:
+        return _FUMBLE
+    if margin > 0:
+        return _BEATS
+    if margin < 0:
+        return _SHORT
+    # H3 / K1 — a tie succeeds unless the campaign asks to beat the difficulty.
+    return _EQUALS if ties_succeed else _EQUALS_NOT_ENOUGH
+
+
+def _succeeds(outcome: Outcome) -> bool:
+    return outcome is _CRITICAL or outcome is _BEATS or outcome is _EQUALS
+
+
+class OutcomeReason(NamedTuple):
+    """Why a check came out as it did: the ``outcome``, how many points the
+    total beat or missed the difficulty ``by`` (0 on a tie, a critical or a
+    fumble, where the points do not decide) and the ``level`` of a critical
+    or fumble (2 or 3 dice; 0 otherwise)."""
+
+    outcome: Outcome
+    by: int
+    level: int
+
+    @property
+    def success(self) -> bool:
+        return _succeeds(self.outcome)
+
+
+def outcome_reason(
+    *, critical_level: int, fumble_level: int, margin: int | None, success: bool | None
+) -> OutcomeReason | None:
+    """Why a check recorded with these fields came out as it did, from the same
+    reasoning ``check`` decides success by. ``fumble_level`` is the one the
+    check kept (H21's option may have dropped it); ``margin`` is None when the
+    reader may not know the difficulty, and then only a critical or a fumble
+    explains the outcome (None otherwise). ``success`` is the recorded
+    verdict: on a tie it says whether the campaign let it succeed (K1); when
+    unknown the tie reads as H3's default."""
+    if margin is None:
+        if not critical_level and not fumble_level:
+            return None
+        margin = 0
+    return _reason(critical_level, fumble_level, margin, success is not False)
+
+
+def _reason(critical_level: int, fumble_level: int, margin: int, ties_succeed: bool) -> OutcomeReason:
+    outcome = _outcome(critical_level, fumble_level, margin, ties_succeed)
+    if outcome is _CRITICAL:
+        return OutcomeReason(outcome, 0, critical_level)
+    if outcome is _FUMBLE:
+        return OutcomeReason(outcome, 0, fumble_level)
+    return OutcomeReason(outcome, abs(margin), 0)
+
+
 class CheckResult(NamedTuple):
     """The outcome of a check (a NamedTuple for speed, like HitosRoll)."""
 
@@ -273,6 +447,12 @@ class CheckResult(NamedTuple):
     @property
     def fumble(self) -> bool:
         return self.fumble_level > 0
+
+    @property
+    def reason(self) -> OutcomeReason:
+        """Why the check succeeded or failed (``outcome_reason``); on a tie the
+        check's own success says whether the campaign let it succeed (K1)."""
+        return _reason(self.critical_level, self.fumble_level, self.margin, self.success)
 
     def to_dict(self) -> dict[str, object]:
         """Plain JSON-ready data for the roll card and the roll log."""
@@ -319,18 +499,10 @@ def check(
     # H21 / Q8 — a double 1 in a negative re-roll is a fumble unless the campaign says not.
     if fumble_level and roll.reading is Reading.NEGATIVE and not options.negative_double_one_fumbles:
         fumble_level = 0
-    if critical_level:
-        # H5, H16, H20 — a double or triple 10 succeeds whatever the difficulty.
-        success = True
-    elif fumble_level:
-        # H6, H16 — a double or triple 1 fails even if the total beats the difficulty.
-        success = False
-    elif options.strict_success:
-        # K1 option — S002's "mayor a la dificultad".
-        success = total > difficulty
-    else:
-        # H3 / K1 — "igual o mayor que la dificultad".
-        success = total >= difficulty
+    # H3 / K1 — "igual o mayor que la dificultad", unless the campaign takes
+    # S002's "mayor a la dificultad"; criticals and fumbles decide first.
+    outcome = _outcome(critical_level, fumble_level, total - difficulty, not options.strict_success)
+    success = _succeeds(outcome)
     return _new_tuple(CheckResult, (roll, value, modifier, total, difficulty, success, critical_level, fumble_level))
 
 

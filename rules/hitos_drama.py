@@ -281,23 +281,25 @@ def add_degeneracion(current: int, gain: int) -> DegeneracionChange:
     return DegeneracionChange(current, after, after == MAX_DEGENERACION)
 
 
-# S001 «Interpretar los puntos de degeneración» — the levels 0–10, verbatim.
+# S001 «Interpretar los puntos de degeneración» — what each level 0–10 means,
+# by a stable id per level (the site shows S001's words for it, translated).
 DEGENERACION_LEVELS: tuple[str, ...] = (
-    "El personaje es completamente humano.",
-    "El personaje sufre un cambio menor, ya sea físico o psíquico, que incluso a él le costará reconocer. Por su naturaleza puede obviarse, o confundirse fácilmente con un síntoma de una enfermedad poco grave y completamente normal, como un sarpullido, dolores de cabeza o de estómago puntuales, tener sueños extraños con cierta frecuencia, perder más pelo de lo normal, necesitar beber agua frecuentemente, etcétera.",
-    "El cambio avanza lo suficiente como para que el personaje se dé cuenta de que no es normal. En cualquier caso, sigue siendo bastante fácil ocultarlo.",
-    "Además del cambio que ya tenía, comienza a desarrollar otro cambio nuevo, también fácil de ocultar, pero que, por su combinación con el anterior, puede provocar sospechas o ser muy incómodo.",
-    "Ambos cambios se han extendido lo suficiente como para que sea difícil, aunque no imposible, ocultarlos. Otras personas los interpretarán como un problema de salud física o mental, pero no necesariamente lo considerarán fuera de lo «normal».",
-    "Los cambios son tan pronunciados que comienzan a ser evidentes y llamativos. Para cualquier observador que entienda sobre los Mitos, su naturaleza estará clara. Para otras personas, empieza a ser algo suficientemente extraño como para evitar al personaje todo lo posible o recurrir a médicos o psiquiatras. Deberían haberse cambiado a estas alturas uno o dos rasgos físicos del personaje para adecuarlos a su nuevo estado.",
-    "El personaje ha perdido la mayoría de su humanidad. Si su afección era solo física, ahora también empieza a ser psíquica, y viceversa. Si ya tenía cuerpo y mente afectados, los cambios se agudizan. Las alteraciones son repugnantes y aquellos inclinados a creer en el bien y el mal las calificarían como «malignas».",
-    "Ahora la excepción es la parte humana, ya sea del cuerpo, la mente u ambos. La naturaleza del cambio será evidente. Por ejemplo, si la Degeneración está convirtiendo al personaje en una criatura anfibia, cualquiera se daría cuenta de que está más cerca de ser un hombre rana que de un humano. En este estado, el personaje difícilmente podría ser considerado como humano por un forense. Además, su corrupción empieza a dejar una huella indescriptible y maligna, pero casi palpable, en los lugares que frecuenta.",
-    "Llegados a este punto, solo unos pocos rasgos físicos o mentales del personaje deberían seguir siendo humanos, dos o tres como mucho. El resto de él es claramente aberrante y antinatural. Casi cualquiera que lo viera pensaría que se trata de un monstruo o un alienígena, y no sería fácil creer que en algún momento fue humano. Su entorno habitual estará claramente corrompido. Por ejemplo, si viviera en una vieja casa, la gente sentiría un rechazo a siquiera acercarse a ella, aun sin conocer su fama o las leyendas ni saber de su habitante.",
-    "En este nivel de Degeneración el personaje solo mantiene una mínima conexión con lo humano. El resto de él es abominable y, de hecho, su maligna presencia es algo casi palpable, aunque no sea visible. Esta corrupción afecta de una forma muy grave a todo su entorno habitual y deja una huella detectable allá por donde pasa.",
-    "Finalmente, el personaje ha perdido su último vestigio de humanidad. Su aspecto físico es grotescamente monstruoso y resulta a la par repulsivo y perturbador. Su mente es ya totalmente alienígena y sus motivos y razones son incomprensibles para un ser humano normal. Sus alteraciones impiden que pueda comunicarse con criaturas que no son como él y sus costumbres, alimentación y ciclo vital son totalmente ajenos a los de un ser humano. Puede que ahora el personaje sea inmortal o de una gran longevidad, capaz de respirar gases tóxicos o viajar instantáneamente en el tiempo y el espacio, pero ha roto hasta el más fino hilo que lo atara a nuestra realidad. Es ya una criatura de los Mitos y como tal no puede interpretarse más por su jugador. En adelante será un personaje no jugador controlado por del director de juego.",
+    "human",  # 0 — completely human
+    "minor_change",  # 1 — a minor change, easily overlooked
+    "noticed_change",  # 2 — the character notices it is not normal
+    "second_change",  # 3 — a second change begins
+    "hard_to_hide",  # 4 — both changes are hard to hide
+    "evident",  # 5 — the changes are evident; traits should change
+    "inhuman",  # 6 — most humanity lost, body and mind
+    "human_exception",  # 7 — the human part is the exception
+    "aberrant",  # 8 — two or three human traits at most
+    "abominable",  # 9 — a minimal link with the human
+    "mythos_creature",  # 10 — a creature of the Mythos, now an NPC (H94)
 )
 
 
-def degeneracion_description(level: int) -> str:
+def degeneracion_level(level: int) -> str:
+    """The id of what Degeneración ``level`` means (S001), for the site to word."""
     if level.__class__ is not int or not 0 <= level <= MAX_DEGENERACION:
         raise ValueError(f"La Degeneración debe estar entre 0 y 10, no {level!r}.")
     return DEGENERACION_LEVELS[level]

@@ -10,25 +10,28 @@ from rules.hitos_options import DEFAULT_OPTIONS, HitosOptions
 
 CHARACTERISTICS: tuple[str, ...] = ("fortaleza", "reflejos", "voluntad", "intelecto")
 
-# §4.5 [ENGINE DEFAULT] — the seven basic skill categories plus the two extra ones.
-SKILL_CATEGORIES: tuple[tuple[str, str], ...] = (
-    ("forma_fisica", "Forma Física"),
-    ("combate", "Combate"),
-    ("interaccion", "Interacción"),
-    ("percepcion", "Percepción"),
-    ("subterfugio", "Subterfugio"),
-    ("cultura", "Cultura"),
-    ("profesion", "Profesión"),
-    ("ocultismo", "Ocultismo"),
-    ("arcana", "Habilidad Arcana"),
+# §4.5 [ENGINE DEFAULT] — the seven basic skill categories plus the two extra
+# ones, by key (their names are the site's to show, in the reader's language:
+# Forma Física, Combate, Interacción, Percepción, Subterfugio, Cultura,
+# Profesión, Ocultismo, Habilidad Arcana).
+SKILL_CATEGORIES: tuple[str, ...] = (
+    "forma_fisica",
+    "combate",
+    "interaccion",
+    "percepcion",
+    "subterfugio",
+    "cultura",
+    "profesion",
+    "ocultismo",
+    "arcana",
 )
 EXTRA_SKILL_CATEGORIES: frozenset[str] = frozenset({"ocultismo", "arcana"})
-_CATEGORY_KEYS = frozenset(key for key, _ in SKILL_CATEGORIES)
+_CATEGORY_KEYS = frozenset(SKILL_CATEGORIES)
 
 
 def check_skill_category(category: str) -> str:
     if category not in _CATEGORY_KEYS:
-        keys = ", ".join(key for key, _ in SKILL_CATEGORIES)
+        keys = ", ".join(SKILL_CATEGORIES)
         raise ValueError(f"Categoría de habilidad desconocida: {category!r}. Se esperaba una de: {keys}.")
     return category
 
@@ -107,11 +110,23 @@ def estabilidad(entereza_value: int) -> int:
 
 @dataclass(frozen=True, slots=True)
 class DerivedScore:
+    """A derived score and its formula, as data: the site names the score and
+    the terms in the reader's language.
+
+    ``shape`` places the terms in the formula (``"{} + {} ÷ 2"``); ``terms``
+    are the keys of what goes in it (characteristics, skills, other scores:
+    ``"fortaleza"``, ``"voluntad"``; ``"defence_skill"`` is the higher of the
+    combat and defence skills); ``worked`` is the shape with the character's
+    numbers (``"4 + 5 ÷ 2 = 6"``); ``rounding`` is the campaign's rounding
+    (``"floor"`` or ``"nearest"``) when the formula divides, else ``None``.
+    """
+
     key: str
-    label: str
     value: int
-    formula: str  # the rule in words, e.g. "Fortaleza + Voluntad ÷ 2"
-    worked: str  # the same with the character's numbers, e.g. "4 + 5 ÷ 2 = 6"
+    shape: str
+    terms: tuple[str, ...]
+    worked: str
+    rounding: str | None = None
 
 
 def derived_scores(
@@ -120,7 +135,7 @@ def derived_scores(
     defence_skill: int = 0,
     options: HitosOptions = DEFAULT_OPTIONS,
 ) -> dict[str, DerivedScore]:
-    """Every derived score of a sheet, with its formula in Spanish for display.
+    """Every derived score of a sheet, with its formula (as data) for display.
 
     ``combate`` is the Combate skill; ``defence_skill`` the other skill Defensa
     may use when it is higher (H33).
@@ -128,65 +143,70 @@ def derived_scores(
     c = characteristics
     check_skill(combate, "Combate")
     check_skill(defence_skill, "La habilidad de defensa")
-    rounding = "redondeando hacia abajo" if options.rounding == "floor" else "redondeando"
+    rounding = options.rounding
     ag = aguante(c.fortaleza, c.voluntad, options)
     en = entereza(c.voluntad, c.intelecto, options)
     best = max(combate, defence_skill)
     scores = (
         DerivedScore(
             "aguante",
-            "Aguante",
             ag,
-            f"Fortaleza + Voluntad ÷ 2 ({rounding})",
+            "{} + {} ÷ 2",
+            ("fortaleza", "voluntad"),
             f"{c.fortaleza} + {c.voluntad} ÷ 2 = {ag}",
+            rounding,
         ),
         DerivedScore(
             "resistencia",
-            "Resistencia",
             resistencia(ag),
-            "Aguante × 3",
+            "{} × 3",
+            ("aguante",),
             f"{ag} × 3 = {resistencia(ag)}",
         ),
         DerivedScore(
             "defensa",
-            "Defensa",
             defensa(c.reflejos, combate, defence_skill),
-            "Reflejos + la habilidad de combate o defensa más alta + 5",
+            "{} + {} + 5",
+            ("reflejos", "defence_skill"),
             f"{c.reflejos} + {best} + 5 = {defensa(c.reflejos, combate, defence_skill)}",
         ),
         DerivedScore(
             "iniciativa",
-            "Iniciativa",
             iniciativa(c.reflejos, c.intelecto, options),
-            f"Reflejos + Intelecto ÷ 2 ({rounding})",
+            "{} + {} ÷ 2",
+            ("reflejos", "intelecto"),
             f"{c.reflejos} + {c.intelecto} ÷ 2 = {iniciativa(c.reflejos, c.intelecto, options)}",
+            rounding,
         ),
         DerivedScore(
             "bono_cuerpo_a_cuerpo",
-            "Bonificación al daño cuerpo a cuerpo",
             melee_damage_bonus(c.fortaleza, combate, options),
-            f"(Fortaleza + Combate) ÷ 4 ({rounding})",
+            "({} + {}) ÷ 4",
+            ("fortaleza", "combate"),
             f"({c.fortaleza} + {combate}) ÷ 4 = {melee_damage_bonus(c.fortaleza, combate, options)}",
+            rounding,
         ),
         DerivedScore(
             "bono_distancia",
-            "Bonificación al daño a distancia",
             ranged_damage_bonus(combate, options),
-            f"Combate ÷ 4 ({rounding})",
+            "{} ÷ 4",
+            ("combate",),
             f"{combate} ÷ 4 = {ranged_damage_bonus(combate, options)}",
+            rounding,
         ),
         DerivedScore(
             "entereza",
-            "Entereza",
             en,
-            f"Voluntad + Intelecto ÷ 2 ({rounding})",
+            "{} + {} ÷ 2",
+            ("voluntad", "intelecto"),
             f"{c.voluntad} + {c.intelecto} ÷ 2 = {en}",
+            rounding,
         ),
         DerivedScore(
             "estabilidad",
-            "Estabilidad Mental",
             estabilidad(en),
-            "Entereza × 3",
+            "{} × 3",
+            ("entereza",),
             f"{en} × 3 = {estabilidad(en)}",
         ),
     )
@@ -207,6 +227,18 @@ class CreationBudget:
 CULTOS_INNOMBRABLES_BUDGET = CreationBudget()
 
 
+@dataclass(frozen=True, slots=True)
+class BudgetWarning:
+    """Where a new character departs from the budget: ``key`` is what
+    (``"characteristics"``, ``"skills"``, ``"hitos"``, ``"citas"``,
+    ``"drama"``, ``"complications"``, or ``"profesion_missing"`` with no
+    numbers), ``have`` what the sheet has and ``want`` what the budget says."""
+
+    key: str
+    have: int = 0
+    want: int = 0
+
+
 def creation_warnings(
     budget: CreationBudget,
     *,
@@ -216,8 +248,9 @@ def creation_warnings(
     citas: int,
     drama: int,
     complications: int,
-) -> list[str]:
-    """Warnings (in Spanish) where a new character departs from the budget.
+) -> list[BudgetWarning]:
+    """Where a new character departs from the budget, as data (the site
+    words it in the reader's language).
 
     ``skills`` are (category, value) pairs. These are warnings the GM may
     accept, never errors; bad values (a characteristic of 11, an unknown
@@ -229,20 +262,18 @@ def creation_warnings(
         check_skill(value)
     warnings = []
     spent = sum(getattr(characteristics, name) for name in CHARACTERISTICS)
-    if spent != budget.characteristic_points:
-        warnings.append(f"Características: {spent} puntos repartidos; la partida prevé {budget.characteristic_points}.")
     skill_points = sum(value for _, value in skill_list)
-    if skill_points != budget.skill_points:
-        warnings.append(f"Habilidades: {skill_points} puntos repartidos; la partida prevé {budget.skill_points}.")
-    for label, have, want in (
-        ("Hitos", hitos, budget.hitos),
-        ("Citas", citas, budget.citas),
-        ("Drama", drama, budget.drama),
-        ("Complicaciones", complications, budget.complications),
+    for key, have, want in (
+        ("characteristics", spent, budget.characteristic_points),
+        ("skills", skill_points, budget.skill_points),
+        ("hitos", hitos, budget.hitos),
+        ("citas", citas, budget.citas),
+        ("drama", drama, budget.drama),
+        ("complications", complications, budget.complications),
     ):
         if have != want:
-            warnings.append(f"{label}: {have}; la partida prevé {want}.")
+            warnings.append(BudgetWarning(key, have, want))
     # S000 — «Elige al menos una habilidad de profesión para tu personaje».
     if not any(category == "profesion" for category, _ in skill_list):
-        warnings.append("Falta al menos una habilidad de Profesión.")
+        warnings.append(BudgetWarning("profesion_missing"))
     return warnings

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import Self
 
 import pytest
+from django.conf import settings
 from django.db import connection, transaction
 from django.test import Client
 
@@ -48,6 +49,18 @@ def _plain_static_storage(settings):
         **settings.STORAGES,
         "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
     }
+
+
+@pytest.fixture(autouse=True)
+def _site_language():
+    """Each test starts in the site's language: a request by an English
+    reader leaves English active in the thread (the locale middleware
+    activates it and nothing deactivates it), which no later test expects."""
+    from django.utils import translation
+
+    translation.activate(settings.LANGUAGE_CODE)
+    yield
+    translation.activate(settings.LANGUAGE_CODE)
 
 
 @pytest.fixture(autouse=True)

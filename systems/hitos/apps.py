@@ -25,6 +25,12 @@ class HitosConfig(AppConfig):
         extensions.provide("dashboard", pages.dashboard)
         extensions.provide_scene_fields(SCENE_FIELDS)
 
+        from systems.hitos.archive import SHEETS_PART
+
+        # The campaign archive: this game's sheets (the rolls' signed bundles
+        # are a part of every campaign, registered by the rolls app).
+        extensions.provide_archive_part(SHEETS_PART)
+
         from campaigns import versions
         from systems.hitos.models import Activation
         from table.models import TableRoll

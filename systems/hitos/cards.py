@@ -1,16 +1,18 @@
 """A HITOS roll's card: the body of the table's card frame (``table.cards``)
 for rolls whose signed game says ``"system": "hitos"``.
 
-Everything the card shows is decided here (which dice count and by which
-rule, the sum's parts, the margin and why the roll succeeded or failed,
-whether a hidden difficulty may be shown, what each re-roll's activation was
-and what paid for it, which activations the reader may make): the templates
-only print it, in words a reader who never played HITOS can follow.
+Which dice count and by which rule, and why the roll succeeded or failed,
+are the rules' (``HitosRoll.counting``, ``outcome_reason`` in
+``rules.hitos``): the card only names them. Everything else the card shows
+is decided here (the sum's parts, whether a hidden difficulty may be shown,
+what each re-roll's activation was and what paid for it, which activations
+the reader may make): the templates only print it, in words a reader who
+never played HITOS can follow.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import Any
 
 from django.core.exceptions import PermissionDenied
@@ -27,9 +29,6 @@ from systems.hitos.checks.services import is_arcane, reroll_refusal, reroll_refu
 from systems.hitos.models import Activation
 from table.models import TableRoll
 
-# The die a reading keeps: C normally (H2), M after a positive re-roll (H15),
-# m after a negative one (H19).
-KEPT_LETTER = {hitos.Reading.NORMAL: "C", hitos.Reading.POSITIVE: "M", hitos.Reading.NEGATIVE: "m"}
 SHORT_HASH = 12
 
 # H1 — what each letter on a die means, for the card's dice (the title of
@@ -85,53 +84,30 @@ def _margin(entry: RollEntry, game: dict, difficulty: int | None) -> int | None:
 PAYMENT_LABELS = dict(Activation.Payment.choices)
 
 
-def _counting(roll: hitos.HitosRoll, labels: Sequence[str]) -> tuple[str, set[int]]:
-    """The rule that gave the roll its value and the positions of the dice
-    that count under it: C normally (H2); after a positive re-roll M, or a
-    pair or triple summed when that is more (H15); after a negative one m,
-    or a pair or triple as its face in negative (H19)."""
-    group = roll.group
-    if group is not None:
-        face, count = group
-        same = {position for position, die in enumerate(roll.dice) if die == face}
-        if roll.reading is hitos.Reading.POSITIVE and roll.value != roll.M:
-            return ("triple_sum" if count == 3 else "pair_sum"), same
-        if roll.reading is hitos.Reading.NEGATIVE:
-            return ("triple_negative" if count == 3 else "pair_negative"), same
-    letter = KEPT_LETTER[roll.reading]
-    return letter, {labels.index(letter)} if letter in labels else set()
-
-
-def _counted_name(rule: str, face: int | None) -> str:
-    """What counted, in a few words, for the card's sum ("5 (dado C) + 8")."""
-    if rule == "pair_sum":
+def _counted_name(rule: hitos.Counting, face: int | None) -> str:
+    """What counted (``HitosRoll.counting``'s rule), in a few words, for the
+    card's sum ("5 (dado C) + 8")."""
+    if rule is hitos.Counting.PAIR_SUM:
         return _("pareja de %(face)s, sumada") % {"face": face}
-    if rule == "triple_sum":
+    if rule is hitos.Counting.TRIPLE_SUM:
         return _("trío de %(face)s, sumado") % {"face": face}
-    if rule == "pair_negative":
+    if rule is hitos.Counting.PAIR_NEGATIVE:
         return _("pareja de %(face)s, en negativo") % {"face": face}
-    if rule == "triple_negative":
+    if rule is hitos.Counting.TRIPLE_NEGATIVE:
         return _("trío de %(face)s, en negativo") % {"face": face}
-    return _("dado %(letter)s") % {"letter": rule}
+    return _("dado %(letter)s") % {"letter": rule.value}
 
 
-def _outcome(game: dict, margin: int | None) -> str:
-    """Why the roll succeeded or failed, as one word the card turns into a
-    sentence: a critical (H5) or a fumble (H6) decides whatever the total;
-    else the total against the difficulty (H3; ``equals_not_enough`` is a
-    campaign that asks to beat it, K1). Empty when the reader may not see
-    the difficulty or there is none."""
-    if game.get("critical"):
-        return "critical"
-    if game.get("fumble"):
-        return "fumble"
-    if margin is None:
-        return ""
-    if margin > 0:
-        return "beats"
-    if margin < 0:
-        return "short"
-    return "equals" if game.get("success") is not False else "equals_not_enough"
+def _reason(game: dict, margin: int | None) -> hitos.OutcomeReason | None:
+    """Why the roll succeeded or failed, from the signed critical and fumble
+    levels and verdict (``hitos.outcome_reason``); None when the reader may
+    not see the difficulty and the dice alone did not decide."""
+    return hitos.outcome_reason(
+        critical_level=int(game.get("critical") or 0),
+        fumble_level=int(game.get("fumble") or 0),
+        margin=margin,
+        success=game.get("success"),
+    )
 
 
 def _explained(signed: dict, game: dict, margin: int | None) -> dict[str, Any] | None:
@@ -147,21 +123,23 @@ def _explained(signed: dict, game: dict, margin: int | None) -> dict[str, Any] |
     labels = list(game.get("labels") or ())
     if len(labels) != len(dice) or set(labels) != {"m", "C", "M"}:
         labels = list(roll.labels)
-    rule, counting = _counting(roll, labels)
+    counted = roll.counting()
     group = roll.group
+    reason = _reason(game, margin)
     modifier = int(game.get("modifier") or 0)
     return {
         "dice": [
-            {"value": die, "letter": letter, "name": DIE_NAMES[letter], "counts": position in counting}
+            {"value": die, "letter": letter, "name": DIE_NAMES[letter], "counts": position in counted.positions}
             for position, (die, letter) in enumerate(zip(dice, labels, strict=True))
         ],
-        "rule": rule,
+        "rule": counted.rule.value,
         "face": group[0] if group is not None else None,
-        "counted": _counted_name(rule, group[0] if group is not None else None),
+        "counted": _counted_name(counted.rule, group[0] if group is not None else None),
         "modifier_sign": "−" if modifier < 0 else "+",
         "modifier_size": abs(modifier),
-        "outcome": _outcome(game, margin),
-        "margin_size": abs(margin) if margin is not None else None,
+        # The template turns the outcome's word into a sentence.
+        "outcome": reason.outcome.value if reason is not None else "",
+        "margin_size": reason.by if reason is not None else None,
     }
 
 
@@ -323,7 +301,7 @@ def hitos_card(
         "body_template": "hitos/_card_body.html",
         "actions_template": "hitos/_roll_actions.html" if table_roll is not None else "",
         "is_gm": access.is_gm,
-        "kept": KEPT_LETTER.get(reading, "C"),
+        "kept": hitos.KEPT_DIE.get(reading, hitos.Counting.CENTRAL).value,
         "difficulty_hidden": game.get("difficulty") == "hidden",
         "shown_difficulty": difficulty,
         "margin": margin,

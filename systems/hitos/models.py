@@ -14,12 +14,12 @@ from django.utils.functional import cached_property
 from django.utils.translation import gettext_lazy as _
 
 from rolls.models import RollEntry
-from rules.hitos_drama import degeneracion_description
-from rules.hitos_health import PENALTIES, STATE_LABELS, health_state, mental_state, state_penalty
+from rules.hitos_health import PENALTIES, health_state, mental_state, state_penalty
 from rules.hitos_options import HitosOptions
-from rules.hitos_scores import SKILL_CATEGORIES, Characteristics, derived_scores
+from rules.hitos_scores import Characteristics, derived_scores
 from rules.meters import Meter
 from systems.hitos.campaign import rules_options_or_defaults
+from systems.hitos.texts import SKILL_CATEGORY_CHOICES, ShownScore, degeneracion_text, shown_scores, state_label
 from table.models import TableRoll
 
 # --- the sheet -----------------------------------------------------------------------
@@ -116,9 +116,10 @@ class HitosSheet(models.Model):
         return [s.value for s in self.character.skills.all() if s.category == category]
 
     @cached_property
-    def scores(self):
+    def scores(self) -> dict[str, ShownScore]:
+        """The derived scores (H31–H37), named in the reader's language."""
         combate = max(self._skill_values("combate"), default=0)
-        return derived_scores(self.characteristics, combate=combate, options=self.options)
+        return shown_scores(derived_scores(self.characteristics, combate=combate, options=self.options))
 
     @property
     def aguante(self) -> int:
@@ -152,11 +153,11 @@ class HitosSheet(models.Model):
 
     @property
     def health_label(self) -> str:
-        return STATE_LABELS[self.health_state]
+        return state_label(self.health_state)
 
     @property
     def mental_label(self) -> str:
-        return STATE_LABELS[self.mental_state]
+        return state_label(self.mental_state)
 
     @property
     def health_penalty(self) -> int:
@@ -173,7 +174,8 @@ class HitosSheet(models.Model):
 
     @property
     def degeneracion_text(self) -> str:
-        return degeneracion_description(self.degeneracion)
+        """What the Degeneración level means (S001), in the reader's language."""
+        return degeneracion_text(self.degeneracion)
 
     def forget_readings(self) -> None:
         """Drop the cached readings after the skills or characteristics change."""
@@ -183,7 +185,7 @@ class HitosSheet(models.Model):
 class Skill(models.Model):
     character = models.ForeignKey("sheets.Character", on_delete=models.CASCADE, related_name="skills")
     name = models.CharField(_("habilidad"), max_length=80)
-    category = models.CharField(_("categoría"), max_length=16, choices=SKILL_CATEGORIES)
+    category = models.CharField(_("categoría"), max_length=16, choices=SKILL_CATEGORY_CHOICES)
     value = models.PositiveSmallIntegerField(_("valor"), validators=[MaxValueValidator(10)])
 
     class Meta:

@@ -25,7 +25,7 @@ def test_signup_creates_the_account_logs_in_and_welcomes_in_spanish(client):
     assert user.email == "lucia@example.org"
     assert user.language == "es"
     assert response.context["user"] == user
-    assert "Bienvenido a Hitos, lucia." in response.text
+    assert "Te damos la bienvenida a Hitos, lucia." in response.text
 
 
 def test_signup_keeps_what_was_typed_and_explains_mismatched_passwords_in_spanish(client):

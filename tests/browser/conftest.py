@@ -12,6 +12,7 @@ import json
 import os
 import shutil
 import subprocess
+import tempfile
 import threading
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
@@ -347,3 +348,32 @@ def describe_vnu(messages: list[dict]) -> str:
         extract = " ".join(message.get("extract", "").split())
         lines.append(f"    {kind} at {where}: {message['message']}" + (f"  «{extract}»" if extract else ""))
     return "\n".join(lines)
+
+
+def shown_problems(page: Page, name: str, width: int) -> list[str]:
+    """What axe-core and the width check find on the page as shown, worded
+    for an assertion message (none: the page passes)."""
+    problems = []
+    violations = axe_violations(page)
+    if violations:
+        problems.append(f"{name} at {width} px, axe:\n{describe_violations(violations)}")
+    overflow = horizontal_overflow(page)
+    if overflow["page"] > overflow["viewport"]:
+        problems.append(f"{name} at {width} px: {describe_overflow(overflow)}")
+    return problems
+
+
+def served_html_problems(java: str, served: dict[str, str]) -> list[str]:
+    """The Nu HTML Checker's errors on each page's HTML as the server sent it
+    (``served``: name → HTML), in one run, worded for an assertion message."""
+    problems = []
+    with tempfile.TemporaryDirectory(prefix="hitos-gates-") as folder:
+        files = {name: Path(folder) / f"{name}.html" for name in served}
+        for name, file in files.items():
+            file.write_text(served[name], encoding="utf-8")
+        messages = vnu_check(java, list(files.values()))
+        for name, file in files.items():
+            errors = [message for message in messages[file] if is_vnu_error(message)]
+            if errors:
+                problems.append(f"{name}, Nu HTML Checker:\n{describe_vnu(errors)}")
+    return problems

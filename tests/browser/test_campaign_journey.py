@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterator
+from urllib.parse import urlsplit
 
 import pytest
+from django.conf import settings
 from playwright.sync_api import Browser, Locator, Page, expect
 
 from accounts.models import User
@@ -166,8 +168,11 @@ def test_gm_invites_players_join_the_gm_moderates_and_a_whisper_to_the_gm_stays_
     expect(_status(gm)).to_contain_text("Invitación creada: ")
     link = invitations.locator("code")
     expect(link).to_have_count(1)
-    invitation_url = link.inner_text().strip()
-    assert re.fullmatch(rf"{re.escape(gm.url.split('/partidas/')[0])}/invitacion/[\w-]+/", invitation_url)
+    # The link as shared, from SITE_URL; the players open its path on this test's server.
+    shared = link.inner_text().strip()
+    assert shared.startswith(f"{settings.SITE_URL}/invitacion/")
+    invitation_url = urlsplit(shared).path
+    assert re.fullmatch(r"/invitacion/[\w-]+/", invitation_url)
 
     # Two players open the link and are in at once; the GM finds them among the members.
     ana_page, bruno_page = open_page(), open_page()
@@ -270,7 +275,7 @@ def test_markup_typed_into_titles_names_posts_and_notes_never_runs(page: Page, o
     invitations = gm.get_by_role("region", name="Invitaciones")
     invitations.get_by_role("button", name="Crear invitación").click()
     expect(_status(gm)).to_contain_text("Invitación creada: ")
-    invitation_url = invitations.locator("code").inner_text().strip()
+    invitation_url = urlsplit(invitations.locator("code").inner_text().strip()).path
 
     # A player reads the invitation, then applies to the public campaign with
     # markup (an invitation needs no application); the GM answers with markup.

@@ -11,9 +11,6 @@ CI=true they fail instead."""
 
 from __future__ import annotations
 
-import tempfile
-from pathlib import Path
-
 import pytest
 from django.urls import reverse
 from playwright.sync_api import Page, expect
@@ -21,15 +18,10 @@ from playwright.sync_api import Page, expect
 from sheets.models import Character
 from systems.hitos.checks.services import check_setup, table_check
 from tests.browser.conftest import (
-    axe_violations,
-    describe_overflow,
-    describe_violations,
-    describe_vnu,
-    horizontal_overflow,
-    is_vnu_error,
     log_in,
     require_gate_tools,
-    vnu_check,
+    served_html_problems,
+    shown_problems,
 )
 from tests.conftest import World, make_world
 from tests.factories import client_seed, make_scene
@@ -72,15 +64,6 @@ def _pages(play: World) -> list[tuple[str, str, str]]:
     ]
 
 
-def _check_shown(page: Page, name: str, width: int, problems: list[str]) -> None:
-    violations = axe_violations(page)
-    if violations:
-        problems.append(f"{name} at {width} px, axe:\n{describe_violations(violations)}")
-    overflow = horizontal_overflow(page)
-    if overflow["page"] > overflow["viewport"]:
-        problems.append(f"{name} at {width} px: {describe_overflow(overflow)}")
-
-
 def _served(page: Page, address: str) -> str:
     """The HTML the server sent for ``address``."""
     response = page.goto(address)
@@ -100,7 +83,7 @@ def test_the_form_pages_pass_the_gates(page: Page, live_server):
             page.context.clear_cookies()
             log_in(page.context, play.user(who), live_server.url)
             served[name] = _served(page, address)
-            _check_shown(page, name, width, problems)
+            problems += shown_problems(page, name, width)
 
         # The new sheet grown to ten skill rows in place, then posted for one more without JavaScript.
         page.context.clear_cookies()
@@ -112,7 +95,7 @@ def test_the_form_pages_pass_the_gates(page: Page, live_server):
             expect(page.locator("#filas-skills > fieldset")).to_have_count(rows)
         page.get_by_role("button", name="Añadir arma").click()
         expect(page.locator("#filas-weapons > fieldset")).to_have_count(2)
-        _check_shown(page, "sheet-create-grown", width, problems)
+        problems += shown_problems(page, "sheet-create-grown", width)
 
     # Without JavaScript the button posts the form, which comes back with one more row.
     context = page.context.browser.new_context(java_script_enabled=False, base_url=live_server.url)
@@ -129,14 +112,5 @@ def test_the_form_pages_pass_the_gates(page: Page, live_server):
     finally:
         context.close()
 
-    with tempfile.TemporaryDirectory(prefix="hitos-form-gates-") as folder:
-        files = {}
-        for name, html in served.items():
-            files[name] = Path(folder) / f"{name}.html"
-            files[name].write_text(html, encoding="utf-8")
-        messages = vnu_check(java, list(files.values()))
-        for name, file in files.items():
-            errors = [message for message in messages[file] if is_vnu_error(message)]
-            if errors:
-                problems.append(f"{name}, Nu HTML Checker:\n{describe_vnu(errors)}")
+    problems += served_html_problems(java, served)
     assert not problems, "\n\n".join(problems)

@@ -61,7 +61,11 @@ from tests.browser.conftest import (
     vnu_check,
 )
 
-pytestmark = pytest.mark.browser
+# The database mark makes pytest-django set the test database up even when
+# these tests run alone (it sets up only what the collected tests ask for:
+# without it the crawl would load the demo into the development database).
+# The tests themselves only read what the crawl kept.
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 WIDTHS = (1280, 360)
 FIGURES = Path(__file__).resolve().parents[2] / "test-results" / "gates.json"
@@ -141,6 +145,7 @@ PAGES = (
     Gate("horror", "gm", _in_campaign("hitos:horror", "scene_id")),
     Gate("opposed", "gm", _in_campaign("hitos:opposed", "scene_id")),
     Gate("moderation-log", "gm", _in_campaign("campaigns:moderation-log")),
+    Gate("campaign-import", "player", lambda demo: reverse("campaigns:campaign-import")),
     # The page a notification e-mail's unsubscribe link opens, logged out.
     Gate(
         "email-unsubscribe",
@@ -332,7 +337,7 @@ def _site_as_in_a_test(server) -> Iterator[None]:
 
 
 @pytest.fixture(scope="module")
-def crawl(request: pytest.FixtureRequest, browser: Browser, django_db_blocker) -> Iterator[Crawl]:
+def crawl(request: pytest.FixtureRequest, browser: Browser, django_db_setup, django_db_blocker) -> Iterator[Crawl]:
     java = require_gate_tools()
     # Asked for here rather than as an argument: a test that names the live
     # server gets pytest-django's transactional database, emptied after each

@@ -48,7 +48,7 @@ def test_visitor_signs_up_reads_spanish_switches_to_english_and_logs_out(page: P
     expect(page).to_have_url(re.compile(r"/$"))
     expect(page.locator("html")).to_have_attribute("lang", "es")
     expect(page.get_by_role("status")).to_have_text(
-        "Bienvenido a Hitos, ana. Ya puedes unirte a una partida o crear la tuya."
+        "Te damos la bienvenida a Hitos, ana. Ya puedes unirte a una partida o crear la tuya."
     )
     expect(page.get_by_role("heading", name="Partidas públicas")).to_be_visible()
     expect(_navbar(page).get_by_role("link", name="ana")).to_be_visible()

@@ -1,6 +1,7 @@
 """The Atom feeds as a feed reader and RFC 4287 see them.
 
-Every feed the site serves (a public scene's, a member's private one) is read
+Every feed the site serves (a public scene's, a public campaign's, a member's
+private one, the GM's private one) is read
 by a real parser (feedparser: no ``bozo``) and checked against the elements
 RFC 4287 requires: on the feed an id, a title, an updated date and an author
 (there or on every entry), and the ``rel="self"`` link it recommends; on each
@@ -21,6 +22,7 @@ import pytest
 from django.urls import reverse
 from django.utils import timezone
 
+from campaigns.feeds import gm_feed_path
 from campaigns.models import Membership, Post, Role, Visibility
 from tests.factories import CampaignFactory, UserFactory
 from tests.factories import add_member as member
@@ -66,12 +68,18 @@ def _member_feed(party, user) -> str:
     return reverse("campaigns:member-feed", args=[token])
 
 
+def _campaign_feed(party) -> str:
+    return reverse("campaigns:campaign-feed", args=[party["campaign"].slug])
+
+
 def _feed_urls(party) -> dict[str, str]:
     cogm = member(party["campaign"], role=Role.COGM, display_name="Codirección")
     return {
         "scene": _scene_feed(party),
+        "campaign": _campaign_feed(party),
         "player": _member_feed(party, party["ana"]),
         "co-gm": _member_feed(party, cogm),
+        "gm": gm_feed_path(party["campaign"]),
     }
 
 
@@ -199,7 +207,7 @@ def test_the_checker_finds_what_a_feed_lacks():
 # --- every feed ------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("feed", ["scene", "player", "co-gm"])
+@pytest.mark.parametrize("feed", ["scene", "campaign", "player", "co-gm", "gm"])
 def test_every_feed_parses_cleanly_and_has_what_rfc_4287_requires(client, party, feed):
     url = _feed_urls(party)[feed]
     response = client.get(url, HTTP_HOST="otro.example")
@@ -249,19 +257,30 @@ def test_ids_do_not_change_with_the_host_or_between_feeds(client, party):
     # Two members' feeds are two feeds: their ids differ.
     other = _parsed(client.get(_member_feed(party, party["bea"])))
     assert other.feed.id != private.feed.id
+    # The campaign's public feed and the GM's hold the same entries under the same ids.
+    campaign_wide = _parsed(client.get(_campaign_feed(party), HTTP_HOST="otro.example"))
+    gm = _parsed(client.get(gm_feed_path(party["campaign"]), secure=True))
+    assert {e.id for e in here.entries} == {e.id for e in campaign_wide.entries}
+    assert {e.id for e in private.entries} <= {e.id for e in gm.entries}
+    assert len({private.feed.id, campaign_wide.feed.id, gm.feed.id, here.feed.id}) == 4
 
 
-def test_an_empty_feed_is_still_a_valid_feed(client):
+@pytest.mark.parametrize("feed", ["scene", "campaign", "gm"])
+def test_an_empty_feed_is_still_a_valid_feed(client, feed):
     campaign = CampaignFactory(visibility=Visibility.PUBLIC)
     empty = scene(campaign)
-    url = reverse("campaigns:scene-feed", args=[campaign.slug, empty.pk])
+    url, since = {
+        "scene": (reverse("campaigns:scene-feed", args=[campaign.slug, empty.pk]), empty.created_at),
+        "campaign": (reverse("campaigns:campaign-feed", args=[campaign.slug]), campaign.created_at),
+        "gm": (gm_feed_path(campaign), campaign.created_at),
+    }[feed]
     response = client.get(url)
     parsed = _parsed(response)
     assert parsed.bozo == 0
     assert parsed.entries == []
     assert rfc4287_problems(response.content, f"{SITE}{url}") == []
-    # It dates from its scene, not from the request: a reader polling it gets 304.
-    assert parsed.feed.updated == empty.created_at.isoformat()
+    # It dates from what it follows, not from the request: a reader polling it gets 304.
+    assert parsed.feed.updated == since.isoformat()
     assert client.get(url, HTTP_IF_NONE_MATCH=response["ETag"]).status_code == 304
 
 
@@ -279,7 +298,7 @@ class _Elements(HTMLParser):
         self.attributes.extend(name for name, _value in attrs)
 
 
-@pytest.mark.parametrize("feed", ["scene", "member"])
+@pytest.mark.parametrize("feed", ["scene", "campaign", "member", "gm"])
 def test_markup_in_posts_and_names_never_becomes_an_element(client, feed):
     payload = "<script>alert(1)</script><img src=x onerror=alert(1)>"
     campaign = CampaignFactory(title=f"La {payload}", visibility=Visibility.PUBLIC)
@@ -287,10 +306,12 @@ def test_markup_in_posts_and_names_never_becomes_an_element(client, feed):
     target = scene(campaign, title=f"Escena {payload}")
     post(target, ana, body=f"Texto {payload}")
     post(target, campaign.gm, body=payload, voice=Post.Voice.NPC, npc_name=payload[:80])
-    if feed == "scene":
-        url = reverse("campaigns:scene-feed", args=[campaign.slug, target.pk])
-    else:
-        url = reverse("campaigns:member-feed", args=[Membership.objects.get(user=ana).feed_token])
+    url = {
+        "scene": reverse("campaigns:scene-feed", args=[campaign.slug, target.pk]),
+        "campaign": reverse("campaigns:campaign-feed", args=[campaign.slug]),
+        "member": reverse("campaigns:member-feed", args=[Membership.objects.get(user=ana).feed_token]),
+        "gm": gm_feed_path(campaign),
+    }[feed]
     parsed = _parsed(client.get(url))
     assert parsed.bozo == 0
     # Names and titles are plain text: exactly what was typed.
@@ -310,9 +331,9 @@ def test_markup_in_posts_and_names_never_becomes_an_element(client, feed):
 # --- conditional requests ------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("feed", ["scene", "member"])
+@pytest.mark.parametrize("feed", ["scene", "campaign", "player", "gm"])
 def test_a_reader_that_has_the_feed_gets_304_until_it_changes(client, party, feed):
-    url = _scene_feed(party) if feed == "scene" else _member_feed(party, party["ana"])
+    url = _feed_urls(party)[feed]
     first = client.get(url)
     etag, modified = first["ETag"], first["Last-Modified"]
     assert client.get(url, HTTP_IF_NONE_MATCH=etag).status_code == 304

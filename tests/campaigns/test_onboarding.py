@@ -216,6 +216,27 @@ def test_a_member_who_left_comes_back_with_the_invitations_role(table):
     assert (membership.status, membership.role, membership.ended_at) == (Membership.Status.ACTIVE, Role.READER, None)
 
 
+def test_coming_back_gives_a_new_private_feed_address_and_joining_date(table):
+    before = table.membership(table.player)
+    services.membership_leave(membership=before)
+    client_for(table.player).post(_invite(table.campaign).get_absolute_url())
+    after = table.membership(table.player)
+    # The old address may have been passed on while they were away: it reads nothing now.
+    assert after.feed_token != before.feed_token
+    assert after.joined_at > before.joined_at
+    assert client_for(table.player).get(reverse("campaigns:member-feed", args=[before.feed_token])).status_code == 404
+
+
+def test_an_application_accepted_for_someone_who_left_also_renews_the_feed_address(table):
+    before = table.membership(table.player)
+    services.membership_leave(membership=before)
+    application = services.application_create(campaign=table.campaign, user=table.player, text="Vuelvo.")
+    services.application_decide(application=application, actor=table.campaign.gm, accept=True, answer="")
+    after = table.membership(table.player)
+    assert after.status == Membership.Status.ACTIVE
+    assert after.feed_token != before.feed_token
+
+
 def test_a_pending_application_is_withdrawn_when_its_author_joins_by_invitation(table):
     client_for(table.applicant).post(table.invitation.get_absolute_url())
     table.application.refresh_from_db()
@@ -263,7 +284,7 @@ def test_only_an_outsider_the_direction_removed_counts_as_removed(table):
 # --- the whole path of a newcomer -----------------------------------------------------------
 
 
-def test_a_newcomer_signs_up_from_the_invitation_joins_with_one_click_and_is_asked_for_a_character(client):
+def test_a_newcomer_signs_up_from_the_invitation_and_is_a_member_asked_for_a_character(client):
     campaign = _new_campaign()
     invitation = _invite(campaign)
     url = invitation.get_absolute_url()
@@ -275,20 +296,21 @@ def test_a_newcomer_signs_up_from_the_invitation_joins_with_one_click_and_is_ask
         {"username": "carmen", "email": "carmen@example.org", "password1": STRONG, "password2": STRONG, "next": url},
         follow=True,
     )
-    assert response.redirect_chain == [(url, 302)]
-    assert _messages(response) == ["Bienvenido a Hitos, carmen. Tu cuenta está lista."]
-    assert "Unirme a la partida" in response.text
-    response = client.post(url, follow=True)
+    # Signing up from the link is following it: straight into the campaign, no second step.
     assert response.redirect_chain == [(campaign.get_absolute_url(), 302)]
     assert Membership.objects.get(campaign=campaign, user__username="carmen").role == Role.PLAYER
-    assert "Ya eres jugador" in response.text
+    assert _messages(response)[0] == "Te damos la bienvenida a Hitos, carmen. Tu cuenta está lista."
+    assert "Ya eres jugador" in _messages(response)[1]
     # The campaign page itself asks for the character, and the scenes' empty state speaks to a player.
     assert "Crea tu personaje" in response.text
     assert "La dirección aún no ha abierto ninguna escena." in response.text
+    invitation.refresh_from_db()
+    assert invitation.uses == 1
 
 
-def test_a_newcomer_with_an_account_logs_in_from_the_invitation_and_comes_back_to_it(client):
-    invitation = _invite(_new_campaign())
+def test_a_newcomer_with_an_account_logs_in_from_the_invitation_and_is_a_member(client):
+    campaign = _new_campaign()
+    invitation = _invite(campaign)
     url = invitation.get_absolute_url()
     UserFactory(username="dario")
     page = client.get(f"{reverse('accounts:login')}?next={url}")
@@ -297,8 +319,35 @@ def test_a_newcomer_with_an_account_logs_in_from_the_invitation_and_comes_back_t
     response = client.post(
         reverse("accounts:login"), {"username": "dario", "password": "clave-de-prueba-123", "next": url}
     )
+    assert response.url == campaign.get_absolute_url()
+    assert Membership.objects.active().filter(campaign=campaign, user__username="dario").exists()
+
+
+def test_logging_in_towards_a_spent_invitation_lands_on_its_page_which_says_why(client):
+    campaign = _new_campaign()
+    invitation = _invite(campaign)
+    invitation.revoked = True
+    invitation.save(update_fields=["revoked"])
+    url = invitation.get_absolute_url()
+    UserFactory(username="dario")
+    response = client.post(
+        reverse("accounts:login"), {"username": "dario", "password": "clave-de-prueba-123", "next": url}
+    )
     assert response.url == url
-    assert "Unirme a la partida" in client.get(url).text
+    assert client.get(url).status_code == 410
+    assert not Membership.objects.filter(campaign=campaign, user__username="dario").exists()
+
+
+def test_logging_in_towards_any_other_page_joins_nothing(client):
+    campaign = _new_campaign()
+    _invite(campaign)
+    UserFactory(username="dario")
+    response = client.post(
+        reverse("accounts:login"),
+        {"username": "dario", "password": "clave-de-prueba-123", "next": campaign.get_absolute_url()},
+    )
+    assert response.url == campaign.get_absolute_url()
+    assert not Membership.objects.filter(campaign=campaign, user__username="dario").exists()
 
 
 # --- the campaign page: the next step of each reader ----------------------------------------

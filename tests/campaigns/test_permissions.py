@@ -17,6 +17,7 @@ from django.test import Client
 from django.urls import reverse
 
 from campaigns import permissions as perms
+from campaigns.feeds import gm_feed_path
 from campaigns.models import Invitation, Membership, Role, Scene, Visibility
 from campaigns.permissions import Standing, campaign_access
 from tests.campaigns.conftest import Table, make_table
@@ -26,6 +27,7 @@ STANDINGS = ("anonymous", "outsider", "reader", "player", "other", "cogm", "gm")
 # url name                     method  anon outsider reader player other cogm  gm
 PUBLIC = """
 campaign-create               GET     302  200      200    200    200   200   200
+campaign-import               GET     302  200      200    200    200   200   200
 campaign-detail               GET     200  200      200    200    200   200   200
 campaign-edit                 GET     302  403      403    403    403   200   200
 campaign-options              GET     302  403      403    403    403   200   200
@@ -49,7 +51,10 @@ scene-poll                    GET     200  200      200    200    200   200   20
 post-create                   POST    302  403      403    302    302   302   302
 post-roll-chance              GET     302  403      403    200    200   200   200
 scene-feed                    GET     200  200      200    200    200   200   200
+campaign-feed                 GET     200  200      200    200    200   200   200
 member-feed                   GET     200  200      200    200    200   200   200
+gm-feed                       GET     200  200      200    200    200   200   200
+gm-feed-rotate                POST    302  403      403    403    403   403   302
 invitation-open               GET     200  200      302    302    302   302   302
 invitation-open-expired       GET     410  410      302    302    302   302   302
 invitation-open               POST    302  302      302    302    302   302   302
@@ -71,12 +76,14 @@ report-resolve                GET     302  405      405    405    405   405   40
 post-create                   GET     302  405      405    405    405   405   405
 post-roll-chance              POST    302  405      405    405    405   405   405
 post-hide                     GET     302  405      405    405    405   405   405
+gm-feed-rotate                GET     302  405      405    405    405   405   405
 campaign-detail               POST    405  405      405    405    405   405   405
 """
 
 # url name                     method  anon outsider reader player other cogm  gm
 PRIVATE = """
 campaign-create               GET     302  200      200    200    200   200   200
+campaign-import               GET     302  200      200    200    200   200   200
 campaign-detail               GET     404  404      200    200    200   200   200
 campaign-edit                 GET     302  404      403    403    403   200   200
 campaign-options              GET     302  404      403    403    403   200   200
@@ -100,7 +107,10 @@ scene-poll                    GET     404  404      200    200    200   200   20
 post-create                   POST    302  404      403    302    302   302   302
 post-roll-chance              GET     302  404      403    200    200   200   200
 scene-feed                    GET     404  404      404    404    404   404   404
+campaign-feed                 GET     404  404      404    404    404   404   404
 member-feed                   GET     200  200      200    200    200   200   200
+gm-feed                       GET     200  200      200    200    200   200   200
+gm-feed-rotate                POST    302  404      403    403    403   403   302
 invitation-open               GET     200  200      302    302    302   302   302
 invitation-open-expired       GET     410  410      302    302    302   302   302
 invitation-open               POST    302  302      302    302    302   302   302
@@ -122,6 +132,7 @@ report-resolve                GET     302  405      405    405    405   405   40
 post-create                   GET     302  405      405    405    405   405   405
 post-roll-chance              POST    302  405      405    405    405   405   405
 post-hide                     GET     302  405      405    405    405   405   405
+gm-feed-rotate                GET     302  405      405    405    405   405   405
 campaign-detail               POST    405  405      405    405    405   405   405
 """
 
@@ -148,6 +159,7 @@ def _request(t: Table, name: str) -> tuple[str, dict]:
         expired = Invitation.objects.create(campaign=t.campaign, created_by=t.gm, expires_at=t.invitation.created_at)
     addresses = {
         "campaign-create": (reverse("campaigns:campaign-create"), {}),
+        "campaign-import": (reverse("campaigns:campaign-import"), {}),
         "campaign-detail": (reverse("campaigns:campaign-detail", args=[slug]), {}),
         "campaign-edit": (reverse("campaigns:campaign-edit", args=[slug]), {}),
         "campaign-options": (reverse("hitos:campaign-options", args=[slug]), {}),
@@ -183,7 +195,11 @@ def _request(t: Table, name: str) -> tuple[str, dict]:
         ),
         "post-roll-chance": (reverse("table:post-roll-chance", args=[slug, t.scene.pk]), {}),
         "scene-feed": (reverse("campaigns:scene-feed", args=[slug, t.scene.pk]), {}),
+        "campaign-feed": (reverse("campaigns:campaign-feed", args=[slug]), {}),
         "member-feed": (reverse("campaigns:member-feed", args=[t.membership(t.player).feed_token]), {}),
+        # The feed's address is its only credential, whoever holds it.
+        "gm-feed": (gm_feed_path(t.campaign), {}),
+        "gm-feed-rotate": (reverse("campaigns:gm-feed-rotate", args=[slug]), {}),
         "invitation-open": (reverse("campaigns:invitation-open", args=[t.invitation.token]), {}),
         "invitation-open-expired": (reverse("campaigns:invitation-open", args=[expired.token]) if expired else "", {}),
         "post-permalink": (reverse("campaigns:post-permalink", args=[t.post.pk]), {}),

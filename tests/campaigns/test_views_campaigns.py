@@ -351,7 +351,7 @@ def test_export_gives_the_gm_everything_and_a_player_only_what_they_can_read(tab
     write(secret, table.gm, "Bruno ve algo.")
 
     gm = _export(table.gm, table)
-    assert gm["format"] == "hitos-campaign-export/1"
+    assert gm["format"] == "hitos-campaign-export/2"
     assert gm["campaign"]["gm"] == table.gm.username
     assert [s["title"] for s in gm["scenes"]] == ["Fuera de juego", "El vestíbulo", "Solo Bruno"]
     vestibulo = gm["scenes"][1]["posts"]

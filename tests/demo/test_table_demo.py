@@ -3,6 +3,7 @@
 import pytest
 from django.core.management import call_command
 
+from campaigns.models import Post
 from demo.campaign import demo_load
 from demo.table import TABLE_SCENE
 from rolls.models import RollEntry
@@ -37,6 +38,7 @@ def test_the_demo_has_an_attack_a_reroll_an_accepted_negative_activation_and_a_h
 
 def test_the_demo_loads_twice_without_repeating_itself():
     demo_load()
-    rolls = RollEntry.objects.count()
+    rolls, posts = RollEntry.objects.count(), Post.objects.count()
     demo_load()
-    assert RollEntry.objects.count() == rolls
+    # Neither the rolls nor the narrator's posts that follow them come twice.
+    assert (RollEntry.objects.count(), Post.objects.count()) == (rolls, posts)

@@ -255,8 +255,8 @@ def test_the_key_fingerprint_is_the_start_of_its_sha256():
 def test_the_page_offers_bbcode_and_markdown_snippets(table):
     entry = roll(table)
     response = _page(entry)
-    link = f"http://testserver/r/{entry.permalink}/"
-    badge = f"http://testserver/r/{entry.permalink}.svg"
+    link = f"{settings.SITE_URL}/r/{entry.permalink}/"
+    badge = f"{settings.SITE_URL}/r/{entry.permalink}.svg"
     assertContains(response, f'id="bbcode" rows="2" readonly>[url={link}][img]{badge}[/img][/url]</textarea>')
     assertContains(response, f'id="markdown" rows="2" readonly>[![Tirada verificada]({badge})]({link})</textarea>')
 
@@ -489,11 +489,11 @@ def test_the_export_is_paginated_with_desde_and_next(monkeypatch, table, tmp_pat
         pages.append(page)
         if page["next"] is None:
             break
-        assert page["next"].startswith("http://testserver/")
+        assert page["next"].startswith(f"{settings.SITE_URL}/")
         query = "?" + page["next"].split("?")[1]
     assert [(p["start"], len(p["entries"]), p["next"]) for p in pages] == [
-        (0, 2, f"http://testserver/partidas/{table.campaign.slug}/tiradas/registro.json?desde=2"),
-        (2, 2, f"http://testserver/partidas/{table.campaign.slug}/tiradas/registro.json?desde=4"),
+        (0, 2, f"{settings.SITE_URL}/partidas/{table.campaign.slug}/tiradas/registro.json?desde=2"),
+        (2, 2, f"{settings.SITE_URL}/partidas/{table.campaign.slug}/tiradas/registro.json?desde=4"),
         (4, 1, None),
     ]
     refs = [ref for page in pages for ref in page["entries"]]

@@ -14,8 +14,8 @@ from rules.hitos_drama import (
     arcane_degeneracion_instead,
     arcane_knowledge_triggers,
     complication_compensation,
-    degeneracion_description,
     degeneracion_gain,
+    degeneracion_level,
     narrative_accepted,
     narrative_activation,
     narrative_refused,
@@ -214,12 +214,18 @@ def test_h93_k12_one_point_per_event():
         degeneracion_gain([["mal_de_ojo"]])
 
 
-def test_degeneracion_levels_are_the_eleven_descriptions_of_s001():
-    assert len(DEGENERACION_LEVELS) == 11
-    assert degeneracion_description(0) == "El personaje es completamente humano."
-    assert degeneracion_description(10).endswith("controlado por del director de juego.")
-    with pytest.raises(ValueError):
-        degeneracion_description(11)
+# S001 «Interpretar los puntos de degeneración» — «0: El personaje es completamente humano.»
+# H94 — «Es ya una criatura de los Mitos y como tal no puede interpretarse más por su jugador»
+def test_degeneracion_levels_are_the_eleven_levels_of_s001_by_stable_id():
+    assert len(DEGENERACION_LEVELS) == len(set(DEGENERACION_LEVELS)) == 11
+    assert degeneracion_level(0) == "human"
+    assert degeneracion_level(1) == "minor_change"
+    assert degeneracion_level(10) == "mythos_creature"
+    # Ids, not words: nothing in the rules is Spanish or English prose.
+    assert all(level.isascii() and " " not in level for level in DEGENERACION_LEVELS)
+    for wrong in (-1, 11, True, 2.0):
+        with pytest.raises(ValueError, match="La Degeneración debe estar entre 0 y 10"):
+            degeneracion_level(wrong)
 
 
 def test_a_short_account_is_named_in_the_error():

@@ -6,6 +6,7 @@ from rules.hitos_options import HitosOptions
 from rules.hitos_scores import (
     CULTOS_INNOMBRABLES_BUDGET,
     SKILL_CATEGORIES,
+    BudgetWarning,
     Characteristics,
     CreationBudget,
     aguante,
@@ -91,11 +92,28 @@ def test_derived_scores_report_value_and_formula():
         "entereza": 8,
         "estabilidad": 24,
     }
-    assert scores["aguante"].formula == "Fortaleza + Voluntad ÷ 2 (redondeando hacia abajo)"
     assert scores["aguante"].worked == "4 + 5 ÷ 2 = 6"
     assert scores["resistencia"].worked == "6 × 3 = 18"
     assert scores["defensa"].worked == "3 + 3 + 5 = 11"
-    assert scores["entereza"].label == "Entereza"
+
+
+# H31–H37 — the formulas as data (shape, term keys, rounding) for the site to word.
+def test_derived_score_formulas_are_language_neutral_data():
+    scores = derived_scores(Characteristics(4, 3, 5, 7), combate=3, defence_skill=1)
+    assert {k: (s.shape, s.terms, s.rounding) for k, s in scores.items()} == {
+        "aguante": ("{} + {} ÷ 2", ("fortaleza", "voluntad"), "floor"),  # H31
+        "resistencia": ("{} × 3", ("aguante",), None),  # H32
+        "defensa": ("{} + {} + 5", ("reflejos", "defence_skill"), None),  # H33
+        "iniciativa": ("{} + {} ÷ 2", ("reflejos", "intelecto"), "floor"),  # H34
+        "bono_cuerpo_a_cuerpo": ("({} + {}) ÷ 4", ("fortaleza", "combate"), "floor"),  # H35
+        "bono_distancia": ("{} ÷ 4", ("combate",), "floor"),  # H35
+        "entereza": ("{} + {} ÷ 2", ("voluntad", "intelecto"), "floor"),  # H36
+        "estabilidad": ("{} × 3", ("entereza",), None),  # H37
+    }
+    # K10 — the rounding option is handed on; the worked numbers follow it.
+    nearest = derived_scores(Characteristics(4, 3, 5, 7), options=NEAREST)
+    assert nearest["aguante"].rounding == "nearest"
+    assert nearest["aguante"].worked == "4 + 5 ÷ 2 = 7"
 
 
 def test_derived_scores_reject_a_negative_skill():
@@ -105,17 +123,17 @@ def test_derived_scores_reject_a_negative_skill():
 
 # H30 — «Cada habilidad es un aspecto que puede activarse durante el juego»
 def test_nine_skill_categories():
-    assert [label for _, label in SKILL_CATEGORIES] == [
-        "Forma Física",
-        "Combate",
-        "Interacción",
-        "Percepción",
-        "Subterfugio",
-        "Cultura",
-        "Profesión",
-        "Ocultismo",
-        "Habilidad Arcana",
-    ]
+    assert SKILL_CATEGORIES == (
+        "forma_fisica",
+        "combate",
+        "interaccion",
+        "percepcion",
+        "subterfugio",
+        "cultura",
+        "profesion",
+        "ocultismo",
+        "arcana",
+    )
     assert check_skill_category("cultura") == "cultura"
     with pytest.raises(ValueError, match="Categoría de habilidad desconocida: 'magia'"):
         check_skill_category("magia")
@@ -142,12 +160,13 @@ def test_cultos_innombrables_budget_gives_warnings_not_errors():
         drama=5,
         complications=0,
     )
+    # S000 — «Elige al menos una habilidad de profesión para tu personaje».
     assert over == [
-        "Características: 21 puntos repartidos; la partida prevé 20.",
-        "Habilidades: 42 puntos repartidos; la partida prevé 40.",
-        "Hitos: 5; la partida prevé 4.",
-        "Complicaciones: 0; la partida prevé 1.",
-        "Falta al menos una habilidad de Profesión.",
+        BudgetWarning("characteristics", 21, 20),
+        BudgetWarning("skills", 42, 40),
+        BudgetWarning("hitos", 5, 4),
+        BudgetWarning("complications", 0, 1),
+        BudgetWarning("profesion_missing"),
     ]
 
 

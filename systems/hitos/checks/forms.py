@@ -4,6 +4,8 @@ the GM's roll request."""
 from __future__ import annotations
 
 from django import forms
+from django.utils.functional import lazy
+from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
 from accounts.limits import LIMIT_MESSAGES, HiddenErrorsShown, text_field
@@ -15,6 +17,11 @@ from table.models import RollRequest
 
 CHARACTERISTIC_CHOICES = list(CHARACTERISTIC_LABELS.items())
 _DIFFICULTY_NAMES = ", ".join(name for name, _value in hitos.DIFFICULTY_SCALE)
+
+
+def _difficulty_help() -> str:
+    """The difficulty field's help, in the reader's language when the form is shown."""
+    return gettext("Un número o una palabra de la escala: %(names)s.") % {"names": _DIFFICULTY_NAMES}
 
 
 class PostRollForm(HiddenErrorsShown, forms.Form):
@@ -46,7 +53,7 @@ class PostRollForm(HiddenErrorsShown, forms.Form):
         max_length=40,
         error_messages=LIMIT_MESSAGES,
         initial=str(hitos.DEFAULT_DIFFICULTY),
-        help_text=_("Un número o una palabra de la escala: %(names)s.") % {"names": _DIFFICULTY_NAMES},
+        help_text=lazy(_difficulty_help, str)(),
     )
     purpose = text_field(RollEntry, "purpose", label=_("Para qué"), required=False)
     client_seed = client_seed_field(marked=True)

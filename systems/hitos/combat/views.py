@@ -28,6 +28,7 @@ from campaigns.models import Scene
 from campaigns.permissions import Access
 from hitos_site.htmx import HtmxHttpRequest, after_action, page_or_fragment, wants_fragment
 from sheets.permissions import can_play_character
+from systems.hitos import texts
 from systems.hitos.cards import activations_prefetch
 from systems.hitos.combat import services
 from systems.hitos.combat.forms import (
@@ -102,9 +103,12 @@ def _attack_rows(combat: Combat, combatants: list[Combatant], access: Access, us
         attack.can_shift_up = pending and can_play_character(access, attack.attacker.character)
         attack.can_shift_down = pending and can_play_character(access, attack.target.character)
         attack.can_apply = access.is_gm and attack.damage_applied is None and attack.damage is not None
+        attack.defence_parts = texts.defence_parts(attack.defence)
         if attack.effect is not None:
             proposed = attack.target if attack.effect.kind == "secuela temporal" else attack.attacker
             attack.effect_character = proposed.character
+            attack.effect_kind = texts.EFFECT_KIND_LABELS[attack.effect.kind]
+            attack.effect_duration = texts.EFFECT_DURATION_LABELS[attack.effect.duration]
     return attacks
 
 

@@ -21,7 +21,6 @@ from rules.hitos_codes import parse_damage_code
 from rules.hitos_options import HitosOptions
 from rules.hitos_scores import (
     CULTOS_INNOMBRABLES_BUDGET,
-    SKILL_CATEGORIES,
     Characteristics,
     check_characteristic,
     check_skill_category,
@@ -39,6 +38,7 @@ from systems.hitos.sheet.services import (
     SheetData,
     TemporaryAspect,
 )
+from systems.hitos.texts import SKILL_CATEGORY_CHOICES, budget_warning_texts, shown_scores
 
 LINES_HELP = _("Uno por línea.")
 # Concept, traits, hitos and complications are each one aspect row.
@@ -290,7 +290,7 @@ class NpcForm(forms.Form):
 
 class SkillForm(forms.Form):
     name = text_field(Skill, "name", label=_("Habilidad"))
-    category = forms.ChoiceField(label=_("Categoría"), choices=[("", "—"), *SKILL_CATEGORIES])
+    category = forms.ChoiceField(label=_("Categoría"), choices=[("", "—"), *SKILL_CATEGORY_CHOICES])
     value = forms.IntegerField(
         label=_("Valor"),
         min_value=0,
@@ -789,7 +789,7 @@ def sheet_preview(data, options: HitosOptions) -> dict[str, Any]:
         if category and value.isascii() and value.isdigit() and len(value) <= 2 and not data.get(f"skills-{i}-DELETE"):
             skills.append((category, int(value)))
     combate = max((value for category, value in skills if category == "combate"), default=0)
-    scores = derived_scores(characteristics, combate=combate, options=options)
+    scores = shown_scores(derived_scores(characteristics, combate=combate, options=options))
     try:
         warnings = creation_warnings(
             CULTOS_INNOMBRABLES_BUDGET,
@@ -802,4 +802,4 @@ def sheet_preview(data, options: HitosOptions) -> dict[str, Any]:
         )
     except ValueError:
         warnings = []
-    return {"scores": scores, "warnings": warnings}
+    return {"scores": scores, "warnings": budget_warning_texts(warnings)}

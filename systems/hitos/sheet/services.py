@@ -42,6 +42,7 @@ from systems.hitos.sheet.meters import MENTAL as MENTAL
 from systems.hitos.sheet.meters import METER_ACTIONS as METER_ACTIONS
 from systems.hitos.sheet.meters import METERS, MeterKind
 from systems.hitos.sheet.meters import NEEDS_AMOUNT as NEEDS_AMOUNT
+from systems.hitos.texts import budget_warning_texts
 
 EXPORT_FORMAT = "hitos-ficha/v1"
 
@@ -282,17 +283,20 @@ def _attach_sheets(characters: list[Character]) -> None:
 
 
 def sheet_warnings(character: Character) -> list[str]:
-    """The Cultos Innombrables budget (§4.5) as guidance: warnings, never errors."""
-    return creation_warnings(
-        CULTOS_INNOMBRABLES_BUDGET,
-        characteristics=character.hitos.characteristics,
-        skills=[(s.category, s.value) for s in character.skills.all()],
-        hitos=sum(1 for a in character.aspects.all() if a.kind == Aspect.Kind.HITO and a.ended_at is None),
-        citas=1 if character.hitos.cita else 0,
-        drama=character.hitos.drama,
-        complications=sum(
-            1 for a in character.aspects.all() if a.kind == Aspect.Kind.COMPLICATION and a.ended_at is None
-        ),
+    """The Cultos Innombrables budget (§4.5) as guidance: warnings, never
+    errors, in the active language."""
+    return budget_warning_texts(
+        creation_warnings(
+            CULTOS_INNOMBRABLES_BUDGET,
+            characteristics=character.hitos.characteristics,
+            skills=[(s.category, s.value) for s in character.skills.all()],
+            hitos=sum(1 for a in character.aspects.all() if a.kind == Aspect.Kind.HITO and a.ended_at is None),
+            citas=1 if character.hitos.cita else 0,
+            drama=character.hitos.drama,
+            complications=sum(
+                1 for a in character.aspects.all() if a.kind == Aspect.Kind.COMPLICATION and a.ended_at is None
+            ),
+        )
     )
 
 

@@ -34,7 +34,7 @@ from campaigns.models import Campaign
 from campaigns.models import Scene as CampaignScene
 from campaigns.permissions import Access, campaign_access, can_view_campaign, visible_scenes
 from hitos_site.htmx import HtmxHttpRequest, page_or_fragment, wants_fragment
-from rules.hitos_health import STATE_LABELS, HealthState, MentalState
+from rules.hitos_health import HealthState, MentalState
 from sheets import permissions as perms
 from sheets import services as core
 from sheets.models import CampaignSheetOptions, Character, SheetEvent
@@ -68,6 +68,7 @@ from systems.hitos.sheet.forms import (
 )
 from systems.hitos.sheet.meters import METERS
 from systems.hitos.sheet.permissions import can_mark
+from systems.hitos.texts import state_label
 
 SYSTEM = "hitos"
 NPC_HIDDEN_SCORES = ("entereza", "estabilidad")
@@ -152,7 +153,7 @@ def _meter_rows(meter, row: int, states) -> list[tuple[str, list[str]]]:
     boxes, each with the state its last box brings (H53–H56, H83)."""
     boxes = meter.boxes
     rows = [list(boxes[i : i + row]) for i in range(0, len(boxes), row)]
-    return [(STATE_LABELS[states[i]] if i < len(states) else "", r) for i, r in enumerate(rows)]
+    return [(state_label(states[i]) if i < len(states) else "", r) for i, r in enumerate(rows)]
 
 
 def _detail_context(access: Access, character: Character, options: CampaignSheetOptions, **forms) -> dict:

@@ -1,0 +1,42 @@
+from pathlib import Path
+
+from django.core.management.base import BaseCommand, CommandError
+
+from accounts.models import User
+from campaigns import archive
+
+
+class Command(BaseCommand):
+    help = (
+        "Create a NEW campaign from a campaign archive (hitos-campaign-export/2, the campaign page's "
+        "«Descargar partida»), directed by --gm: its scenes, posts with their histories, the sheets the "
+        "archive holds, and its rolls as archived, verifiable records of their posts (never new rolls). "
+        "Authors are matched to users by username; posts of authors with no account here stay with the GM, "
+        "as NPC posts under the author's archived name marked «antiguo miembro». Nobody is made a member."
+    )
+
+    def add_arguments(self, parser) -> None:
+        parser.add_argument("file", help="the archive (.json)")
+        parser.add_argument("--gm", required=True, help="username of the new campaign's GM")
+
+    def handle(self, *args, **options) -> None:
+        try:
+            gm = User.objects.get(username=options["gm"])
+        except User.DoesNotExist:
+            raise CommandError(f"No hay ningún usuario «{options['gm']}».") from None
+        path = Path(options["file"])
+        try:
+            raw = path.read_bytes()
+        except OSError as exc:
+            raise CommandError(f"No se puede leer {path}: {exc.strerror}.") from None
+        try:
+            imported = archive.campaign_import(data=archive.archive_read(raw), gm=gm)
+        except archive.ArchiveError as exc:
+            raise CommandError("El archivo no se puede importar:\n- " + "\n- ".join(exc.problems)) from None
+        campaign = imported.campaign
+        self.stdout.write(
+            f"Partida importada: «{campaign.title}» ({campaign.get_absolute_url()}): "
+            f"escenas: {len(imported.scenes)}, mensajes: {len(imported.posts)}, fichas: {len(imported.characters)}."
+        )
+        for note in imported.notes:
+            self.stdout.write(f"- {note}")

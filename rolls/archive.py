@@ -1,0 +1,163 @@
+"""The rolls' part of the campaign archive (``campaigns.archive``).
+
+Export: every roll this reader may read (``readable_rolls``, as the roll log
+and the permalink decide), each with the bundle its permalink's download
+(``/r/<permalink>.json``) gives this reader, so every roll of the archive
+verifies offline with ``verify_roll``. Built in a fixed number of queries
+however many rolls.
+
+Import: a roll cannot be signed again by another log, so an imported roll is
+never a live one: each bundle is verified, and its post in the new campaign
+says so in its game note («tirada archivada, verificable»), with the
+original permalink the archive's bundle answers to.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+from typing import Any
+
+from django.conf import settings
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
+
+from campaigns.extensions import ArchivePart
+from campaigns.markup import render_markdown
+from campaigns.models import Post
+from campaigns.permissions import Access
+from rolls import rollog, verify_roll
+from rolls.models import CampaignLog, RollEntry
+from rolls.permissions import readable_rolls
+
+KEY = "rolls"
+ARCHIVED = gettext_lazy("Tirada archivada, verificable")
+
+
+def _bundles(entries: list[RollEntry], campaign) -> dict[int, dict[str, Any]]:
+    """The bundle of each readable entry (``rolls.views._bundle`` with
+    ``readable=True``), with the shared rows loaded once."""
+    if not entries:
+        return {}
+    keys = settings.ROLLOG_KEYS
+    head = CampaignLog.objects.get(campaign=campaign)
+    head_entry = RollEntry.objects.get(campaign=campaign, seq=head.seq)
+    epochs = {
+        e.epoch: e
+        for e in RollEntry.objects.filter(
+            campaign=campaign, kind=RollEntry.Kind.EPOCH_OPEN, epoch__in={e.epoch for e in entries}
+        )
+    }
+    parents = {p.pk: p for p in RollEntry.objects.filter(pk__in=[e.parent_id for e in entries if e.parent_id])}
+    children: dict[int, list[str]] = {}
+    for parent_id, permalink in RollEntry.objects.filter(parent__in=[e.pk for e in entries]).values_list(
+        "parent_id", "permalink"
+    ):
+        children.setdefault(parent_id, []).append(permalink)
+    bundles = {}
+    for entry in entries:
+        parent = parents.get(entry.parent_id)
+        bundles[entry.pk] = rollog.roll_bundle(
+            entry.signed,
+            epoch_open=epochs[entry.epoch].signed,
+            public_key=keys.public_key_hex,
+            parent=parent.signed if parent else None,
+            parent_opening=bytes(parent.opening) if parent is not None and parent.is_sealed else None,
+            opening=bytes(entry.opening) if entry.is_sealed else None,
+            head=head_entry.signed,
+            children=children.get(entry.pk, []),
+        )
+    return bundles
+
+
+def rolls_export(access: Access, posts: set[int]) -> list[dict[str, Any]]:
+    """The rolls the reader may read, in log order, each with its bundle and
+    the post (of the archive) and scene it belongs to."""
+    entries = list(readable_rolls(access).order_by("seq"))
+    bundles = _bundles(entries, access.campaign)
+    return [
+        {
+            "permalink": e.permalink,
+            "post": e.post_id if e.post_id in posts else None,
+            "scene": e.scene_id,
+            "bundle": bundles[e.pk],
+        }
+        for e in entries
+    ]
+
+
+def _public_key(bundle: dict[str, Any]):
+    return verify_roll.parse_public_key(str(bundle.get("public_key", "")))
+
+
+def rolls_check(data: Any) -> list[str]:
+    """Every roll of the archive verifies offline against the key its bundle
+    names (the original site's)."""
+    if not isinstance(data, list):
+        return [_("Las tiradas del archivo no tienen el formato esperado.")]
+    problems = []
+    for item in data:
+        permalink = item.get("permalink") if isinstance(item, dict) else None
+        if not isinstance(permalink, str) or not (item.get("post") is None or type(item["post"]) is int):
+            problems.append(_("Una tirada del archivo no tiene el formato esperado."))
+            continue
+        try:
+            bundle = item["bundle"]
+            verify_roll.verify_bundle(bundle, _public_key(bundle))
+            # The permalink the post's note will name is the one the signed bytes give.
+            verify_roll.check(bundle["permalink"] == permalink, "bad_bundle", "Otro enlace permanente.")
+        except (KeyError, TypeError, ValueError, AttributeError, binascii.Error, verify_roll.RollogError):
+            problems.append(
+                _("La tirada %(permalink)s no se verifica: el archivo está dañado o alterado.")
+                % {"permalink": permalink or "?"}
+            )
+        if len(problems) >= 10:
+            problems.append(_("… y más tiradas que no se verifican."))
+            break
+    return problems
+
+
+def _what_it_says(bundle: dict[str, Any]) -> dict[str, Any]:
+    """The roll's content as its bundle discloses it (its opening for a
+    sealed roll, which the archive holds only for readers allowed to see it)."""
+    if bundle.get("opening_b64"):
+        return json.loads(base64.b64decode(bundle["opening_b64"]))
+    return bundle.get("entry") or {}
+
+
+def rolls_load(campaign, data: list[dict[str, Any]], imported) -> None:
+    """Each roll tied to an imported post is named in that post's game note
+    as an archived, verifiable roll (with its original permalink); the rest
+    (free rolls, rolls of posts left out) are counted for the GM."""
+    by_post: dict[int, list[dict[str, Any]]] = {}
+    loose = 0
+    for item in data:
+        post = imported.posts.get(item.get("post"))
+        if post is None:
+            loose += 1
+        else:
+            by_post.setdefault(post.pk, []).append(item)
+    for post in Post.objects.filter(pk__in=by_post):
+        lines = []
+        for item in by_post[post.pk]:
+            content = _what_it_says(item["bundle"])
+            purpose = str(content.get("purpose", "")) or _("tirada")
+            dice = ", ".join(str(d) for d in content.get("dice", []))
+            lines.append(f"- {ARCHIVED}: {purpose} ({dice}) · `{item['permalink']}`")
+        post.note = "\n\n".join(filter(None, [post.note, "\n".join(lines)]))
+        post.note_html = render_markdown(post.note)
+        post.save(update_fields=["note", "note_html"])
+    kept = len(data) - loose
+    if data:
+        imported.notes.append(
+            _(
+                "Tiradas archivadas en sus mensajes: %(kept)s (no se vuelven a tirar ni a firmar); tiradas sin "
+                "mensaje importado: %(loose)s. Guarda el archivo: sus paquetes se verifican sin conexión con "
+                "verify_roll.py."
+            )
+            % {"kept": kept, "loose": loose}
+        )
+
+
+ROLLS_PART = ArchivePart(key=KEY, export=rolls_export, load=rolls_load, check=rolls_check)

@@ -239,6 +239,11 @@ def axe_violations(page: Page) -> list[dict]:
     site's Content Security Policy (script-src 'self') refuses an inline
     script, and turning the policy off (``bypass_csp``) would also let inline
     styles through, so the page checked would not be the page people see."""
+    # Colours are measured at rest: no button caught halfway through its
+    # hover transition under the pointer that just clicked it (Bootstrap
+    # drops its transitions for a reader who asks for reduced motion).
+    page.emulate_media(reduced_motion="reduce")
+    page.mouse.move(0, 0)
     if not page.evaluate("() => typeof window.axe === 'object'"):
         page.evaluate(AXE_JS.read_text(encoding="utf-8"))
     return page.evaluate(_RUN_AXE, list(AXE_TAGS))

@@ -154,15 +154,23 @@ def page(
 ) -> Iterator[Page]:
     if request.node.get_closest_marker("browser") is None:
         pytest.fail("tests that drive Chromium must be marked @pytest.mark.browser", pytrace=False)
-    context = browser.new_context(locale="es-ES", base_url=live_server.url)
+    page = watched_page(browser, live_server.url, browser_problems)
+    yield page
+    page.context.close()
+
+
+def watched_page(browser: Browser, base_url: str, problems: BrowserProblems, **options) -> Page:
+    """A page in a context of its own (another person: ``options`` go to
+    ``new_context``, e.g. a viewport), in Spanish, whose console errors,
+    uncaught exceptions and CSP violations land in ``problems``."""
+    context = browser.new_context(locale="es-ES", base_url=base_url, **options)
     context.set_default_timeout(TIMEOUT_MS)
     context.set_default_navigation_timeout(TIMEOUT_MS)
     context.add_init_script(_REPORT_CSP_VIOLATIONS)
     page = context.new_page()
-    page.on("console", browser_problems.on_console)
-    page.on("pageerror", lambda error: browser_problems.on_page_error(page, error))
-    yield page
-    context.close()
+    page.on("console", problems.on_console)
+    page.on("pageerror", lambda error: problems.on_page_error(page, error))
+    return page
 
 
 @pytest.hookimpl(wrapper=True)

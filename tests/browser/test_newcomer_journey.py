@@ -20,46 +20,23 @@ from playwright.sync_api import Browser, Locator, Page, expect
 from campaigns.models import Membership, Role
 from sheets.models import Character
 from table.models import TableRoll
-from tests.browser.conftest import (
-    _REPORT_CSP_VIOLATIONS,
-    TIMEOUT_MS,
-    BrowserProblems,
-    describe_overflow,
-    horizontal_overflow,
-)
+from tests.browser.conftest import BrowserProblems, describe_overflow, horizontal_overflow, watched_page
+from tests.systems.hitos.sheet.browser.test_sheet_skill_rows_journey import TEN_SKILLS
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 PHONE = {"width": 360, "height": 740}
 STRONG_PASSWORD = "Lumen-vertebra-77!"
-TEN_SKILLS = [
-    ("Periodismo", "profesion", "6"),
-    ("Pelea", "combate", "3"),
-    ("Esquivar", "combate", "2"),
-    ("Sigilo", "subterfugio", "3"),
-    ("Historia", "cultura", "2"),
-    ("Fotografía", "profesion", "2"),
-    ("Persuasión", "interaccion", "3"),
-    ("Buscar", "percepcion", "3"),
-    ("Nadar", "forma_fisica", "1"),
-    ("Mitos", "ocultismo", "1"),
-]
 
 
 @pytest.fixture
 def newcomer_page(browser: Browser, live_server, browser_problems: BrowserProblems) -> Iterator[Page]:
     """A second person, on a phone of their own, watched like the ``page`` fixture."""
-    context = browser.new_context(locale="es-ES", base_url=live_server.url, viewport=PHONE)
-    context.set_default_timeout(TIMEOUT_MS)
-    context.set_default_navigation_timeout(TIMEOUT_MS)
-    context.add_init_script(_REPORT_CSP_VIOLATIONS)
-    page = context.new_page()
-    page.on("console", browser_problems.on_console)
-    page.on("pageerror", lambda error: browser_problems.on_page_error(page, error))
+    page = watched_page(browser, live_server.url, browser_problems, viewport=PHONE)
     yield page
     page.wait_for_load_state("load")
     page.evaluate("() => document.readyState")
-    context.close()
+    page.context.close()
 
 
 def _field(scope: Page | Locator, label: str) -> Locator:

@@ -28,7 +28,7 @@ from systems.hitos.checks.services import chance, check_setup
 from systems.hitos.combat import services as combat_services
 from systems.hitos.models import Activation, Attack, Combatant
 from table.models import TableRoll
-from tests.browser.conftest import _REPORT_CSP_VIOLATIONS, TIMEOUT_MS, BrowserProblems
+from tests.browser.conftest import BrowserProblems, watched_page
 from tests.conftest import World, make_world
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -43,18 +43,12 @@ ATTACK_TRIES = 6
 @pytest.fixture
 def gm_page(browser: Browser, live_server, browser_problems: BrowserProblems) -> Iterator[Page]:
     """A second person's page, set up and watched like the ``page`` fixture's."""
-    context = browser.new_context(locale="es-ES", base_url=live_server.url)
-    context.set_default_timeout(TIMEOUT_MS)
-    context.set_default_navigation_timeout(TIMEOUT_MS)
-    context.add_init_script(_REPORT_CSP_VIOLATIONS)
-    page = context.new_page()
-    page.on("console", browser_problems.on_console)
-    page.on("pageerror", lambda error: browser_problems.on_page_error(page, error))
+    page = watched_page(browser, live_server.url, browser_problems)
     yield page
     # The conftest's hook settles the ``page`` fixture's page only.
     page.wait_for_load_state("load")
     page.evaluate("() => document.readyState")
-    context.close()
+    page.context.close()
 
 
 def _field(scope: Page | Locator, label: str) -> Locator:

@@ -44,6 +44,22 @@ ATTRIBUTE_KINDS: dict[str, ConditionKind] = {
     "empatía": ConditionKind.MENTAL,
 }
 
+# The four attributes, their range on a sheet, and the skills that hang from
+# each. S003 names only some skills (Sigilo with Precisión, Agilidad, Fuerza,
+# Combate cuerpo a cuerpo, Combate a distancia, Vigilancia, Medicina,
+# Inspiración) and no ranges: the rest of the list and the ranges are those of
+# the original game (attributes 2–5, skills 0–5), which the seed summarises.
+ATTRIBUTES: tuple[str, ...] = ("físico", "precisión", "lógica", "empatía")
+ATTRIBUTE_RANGE = (2, 5)
+SKILL_RANGE = (0, 5)
+SKILLS: dict[str, tuple[str, ...]] = {
+    "físico": ("Agilidad", "Combate cuerpo a cuerpo", "Fuerza"),
+    "precisión": ("Combate a distancia", "Medicina", "Sigilo"),
+    "lógica": ("Erudición", "Investigación", "Vigilancia"),
+    "empatía": ("Inspiración", "Manipulación", "Observación"),
+}
+SKILL_ATTRIBUTE: dict[str, str] = {skill: attribute for attribute, skills in SKILLS.items() for skill in skills}
+
 
 class InitiativeMode(StrEnum):
     # Q18 default: S003's d10, ties re-rolled among the tied.

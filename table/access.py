@@ -12,9 +12,10 @@ from __future__ import annotations
 from django.http import Http404, HttpRequest
 from django.shortcuts import get_object_or_404
 
+from campaigns import fragments as site_fragments
 from campaigns import permissions as perms
 from campaigns.access import Need, campaign_for, require
-from campaigns.models import Scene
+from campaigns.models import Campaign, Scene
 from campaigns.permissions import Access
 from table.models import TableRoll
 
@@ -43,6 +44,25 @@ def scene_for(
     scene.campaign = campaign
     require(access, need, denied)
     return scene, access
+
+
+def scene_for_reading(request: HttpRequest, slug: str, scene_id: int) -> tuple[Scene, Access, tuple[int, ...]]:
+    """``scene_for`` (with the off-game scene) for a page that only reads:
+    the membership as the cache keeps it under the campaign's content
+    version (``campaigns.fragments.reader_access``), and that version with
+    the people's, for the page's cached parts: ``(scene, access, versions)``.
+    Actions load the scene with ``scene_for``, which asks the database."""
+    campaign = get_object_or_404(Campaign.objects.select_related("gm"), slug=slug)
+    content_versions = site_fragments.versions(site_fragments.campaign_scope(campaign.pk), site_fragments.PEOPLE)
+    access = site_fragments.reader_access(request.user, campaign, content_versions[0])
+    if not perms.can_view_campaign(access):
+        raise Http404
+    scene = get_object_or_404(Scene, campaign=campaign, pk=scene_id)
+    chosen = set() if scene.everyone or access.is_gm else set(scene.participants.values_list("pk", flat=True))
+    if not perms.can_view_scene(access, scene, chosen):
+        raise Http404
+    scene.campaign = campaign
+    return scene, access, content_versions
 
 
 def may_read_table_roll(access: Access, table_roll: TableRoll) -> bool:

@@ -36,6 +36,7 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST, require_safe
 
 from accounts.models import User
+from campaigns import fragments as site_fragments
 from campaigns import permissions as perms
 from campaigns import services as forum
 from campaigns import versions
@@ -46,7 +47,7 @@ from campaigns.versions import scene_version
 from hitos_site.htmx import HtmxHttpRequest, form_again, page_or_fragment, redirect_after, wants_fragment
 from sheets.models import Character
 from table import fragments, post_list, post_rolls, services, systems
-from table.access import scene_for
+from table.access import scene_for, scene_for_reading
 from table.forms import ROLL_ROWS, TablePostForm
 from table.roll_requests import services as roll_requests
 
@@ -64,6 +65,8 @@ class _Writer:
     npcs: list[Character]
     requests: list
     members: QuerySet
+    # A digest of ``rows()`` when the writer was kept in the cache.
+    made_of: str = ""
 
     def form(self, data=None, initial=None) -> TablePostForm:
         if data is None:
@@ -90,6 +93,31 @@ class _Writer:
             fragments.rows(self.requests),
             fragments.rows(self.members),
         )
+
+
+# How long the scene page may keep what a writer's post form is made of (the
+# versions in its key move at once with every row it holds).
+WRITER_SECONDS = 300
+
+
+def _reading_writer(access: Access, scene: Scene, *, version: int, content: tuple[int, ...]) -> _Writer:
+    """``_writer`` for the scene page, which only shows the form: kept in
+    the cache under what its rows come from — the campaign's content
+    version (characters, their sheets, NPCs, memberships, a scene's chosen
+    members), the people version (the members' names), the scene's version
+    (the GM's requests) and the writer with their standing (``content``:
+    the first two, as ``scene_for_reading`` read them) — so that a page
+    read again reads none of them. Posting builds the writer anew."""
+    viewer = site_fragments.viewer(access.user, access.standing)
+    cache_key = fragments.key("scene-writer", scene.pk, version, *content, viewer)
+    kept = cache.get(cache_key)
+    if kept is None:
+        kept = _writer(access, scene)
+        kept.made_of = fragments.digest(kept.rows())
+        kept.system = None  # the registry's object is not kept: it is the campaign's
+        cache.set(cache_key, kept, WRITER_SECONDS)
+    kept.system = systems.for_campaign(scene.campaign)
+    return kept
 
 
 def _writer(access: Access, scene: Scene) -> _Writer:
@@ -225,7 +253,7 @@ def _posts_context(
     user = request.user
     reads = user.is_authenticated and access.is_member
     last_read = _last_read(scene, user, version) if reads else 0
-    posts = post_list.page_of_posts(
+    posts = _reader_posts(
         access,
         scene,
         page=page,
@@ -270,6 +298,31 @@ def _posts_context(
     }
 
 
+def _reader_posts(access: Access, scene: Scene, *, page, version: int, **reader) -> post_list.PostList:
+    """``post_list.page_of_posts`` for a signed-in reader, kept in the cache
+    as the reader last saw it: the key holds the scene's version (its posts,
+    rolls and moves on them), the campaign's content version and the
+    people's (the sheets and memberships the cards' actions read, the
+    names), the reader with their standing, the page and what else decides
+    the page (``reader``: the read marker, whether they may post, whether
+    they have a character). Readers without an account share a page kept by
+    ``_anonymous_posts``."""
+    if not access.user.is_authenticated or not (page is None or (page.isdigit() and len(page) <= 6) or page == "last"):
+        return post_list.page_of_posts(access, scene, page=page, version=version, **reader)
+    content = site_fragments.versions(site_fragments.campaign_scope(scene.campaign_id), site_fragments.PEOPLE)
+    viewer = site_fragments.viewer(access.user, access.standing)
+    cache_key = fragments.key("reader-posts", scene.pk, version, *content, viewer, page or "1", sorted(reader.items()))
+    posts = cache.get(cache_key)
+    if posts is None:
+        posts = post_list.page_of_posts(access, scene, page=page, version=version, **reader)
+        for post in posts.posts:
+            post.scene = None  # each request's own
+        cache.set(cache_key, posts, fragments.SECONDS)
+    for post in posts.posts:
+        post.scene = scene
+    return posts
+
+
 def _last_read_key(scene: Scene, user, version: int) -> str:
     return f"scene-read:{scene.pk}:{user.pk}:{version}"
 
@@ -302,7 +355,7 @@ def _post_form_html(request: HttpRequest, context: dict, writer: _Writer) -> str
     form, scene = context["form"], context["scene"]
     submission_key = context["submission_key"]
     around = (scene.pk, scene.campaign.slug, context.get("roll_request_template", ""), context["can_manage"])
-    made_of = fragments.key("post-form-rows", *around, writer.rows(), context["form_initial"])
+    made_of = fragments.key("post-form-rows", *around, writer.made_of or writer.rows(), context["form_initial"])
     form_key = cache.get(made_of)
     parts = cache.get(form_key) if form_key is not None else None
     if parts is None:
@@ -337,10 +390,10 @@ def _game_context(scene: Scene, access: Access, characters: list[Character]) -> 
 
 @require_safe
 def scene_detail(request: HtmxHttpRequest, slug: str, scene_id: int) -> HttpResponse:
-    scene, access = scene_for(request, slug, scene_id, offgame=True)
+    scene, access, content = scene_for_reading(request, slug, scene_id)
     writer = form = None
     if access.user.is_authenticated and perms.can_post_in_scene(access, scene):
-        writer = _writer(access, scene)
+        writer = _reading_writer(access, scene, version=scene_version(scene.pk), content=content)
         quote_id = request.GET.get("cita", "")
         shown = {"quote_of": quote_id} if quote_id.isdigit() else {}
         initial = {"submission_key": secrets.token_urlsafe(24), **shown}

@@ -32,9 +32,11 @@ class HitosConfig(AppConfig):
         extensions.provide_archive_part(SHEETS_PART)
 
         from campaigns import versions
-        from systems.hitos.models import Activation
+        from systems.hitos.models import Activation, SceneAspect
         from table.models import TableRoll
 
+        # A situation aspect shows under the scene's description.
+        versions.track(SceneAspect, lambda aspect: aspect.scene_id)
         # An activation (made, answered, settled) changes its roll's card.
         versions.track(
             Activation,
@@ -44,7 +46,7 @@ class HitosConfig(AppConfig):
         )
 
         from campaigns import fragments
-        from systems.hitos.models import Aspect, Attack, Combat, Combatant, HitosSheet, SceneAspect, Skill, Weapon
+        from systems.hitos.models import Aspect, Attack, Combat, Combatant, HitosSheet, Skill, Weapon
 
         # What the cached pages (the sheet, the combat) show of HITOS.
         def of(relation: str):

@@ -10,6 +10,7 @@ from django.db import transaction
 from django.utils.translation import gettext_lazy as _
 
 from accounts.limits import max_length_of, split_lines
+from campaigns import versions
 from campaigns.extensions import SceneFields
 from systems.hitos.models import SceneAspect
 
@@ -55,6 +56,8 @@ def _save(scene, values: dict[str, Any]) -> None:
     SceneAspect.objects.bulk_create(
         SceneAspect(scene=scene, phrase=phrase, position=i) for i, phrase in enumerate(values["aspects"])
     )
+    # bulk_create sends no signal: the scene page shows its aspects under the scene's version.
+    versions.scene_changed(scene.pk)
 
 
 def _export(scene) -> dict[str, Any]:

@@ -217,7 +217,10 @@ class Hitos(GameSystem):
         return {
             # The situation aspects (H13), under the scene's description.
             "scene_header_template": "hitos/_scene_aspects.html",
-            "scene_aspects": list(scene.aspects.all()),
+            # Kept under the scene's version, which a situation aspect moves.
+            "scene_aspects": versions.scene_fact(
+                scene.pk, "aspects", lambda: list(scene.aspects.values_list("phrase", flat=True))
+            ),
             "scene_tools_template": "hitos/_scene_tools.html" if tools else "",
             "balances_template": "hitos/_balances.html" if tools else "",
             "scene_sections_template": "hitos/_secret_rolls.html" if tools else "",

@@ -31,6 +31,12 @@ def unread_counted(request: HttpRequest, count: int) -> None:
     request._unread_notifications = count
 
 
+def unread_count(request: HttpRequest) -> int:
+    """The signed-in user's unread notifications, counted once per request
+    (a page kept whole holds the count it shows in its key)."""
+    return _unread_count(request)
+
+
 def _unread_count(request: HttpRequest) -> int:
     """Counted once per request, however many templates it renders."""
     if not hasattr(request, "_unread_notifications"):

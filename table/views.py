@@ -40,6 +40,7 @@ from campaigns import fragments as site_fragments
 from campaigns import permissions as perms
 from campaigns import services as forum
 from campaigns import versions
+from campaigns.context_processors import unread_count
 from campaigns.models import Membership, Post, Role, Scene, SceneRead
 from campaigns.permissions import Access
 from campaigns.threads import members_of, scene_posts
@@ -204,20 +205,39 @@ def _with_csrf(request: HttpRequest, parts: fragments.Parts) -> str:
 
 
 def _scene_context(
-    request: HttpRequest, access: Access, scene: Scene, *, page, form, characters: list[Character] | None = None
+    request: HttpRequest,
+    access: Access,
+    scene: Scene,
+    *,
+    page,
+    form,
+    characters: list[Character] | None = None,
+    version: int | None = None,
+    csrf: str | None = None,
 ) -> dict:
     """What the scene page shows: one page of posts, read markers, the form.
-    ``characters``: the writer's approved characters (the form's when not given)."""
+    ``characters``: the writer's approved characters (the form's when not
+    given); ``version``: the scene's, read before anything else (read now
+    when not given); ``csrf``: what the posts' forms get for a CSRF token
+    (the request's own when not given)."""
     if characters is None:
         characters = list(form.characters.values()) if form is not None else []
     # Before the posts: a post published meanwhile moves the version past this one.
-    version = scene_version(scene.pk)
+    if version is None:
+        version = scene_version(scene.pk)
     posts_part = None
     if not request.user.is_authenticated:
         posts_part = _anonymous_posts(request, access, scene, page=page, version=version)
     if posts_part is None:
         posts_part = _posts_context(
-            request, access, scene, page=page, can_post=form is not None, characters=characters, version=version
+            request,
+            access,
+            scene,
+            page=page,
+            can_post=form is not None,
+            characters=characters,
+            version=version,
+            csrf=csrf,
         )
     can_manage = perms.can_manage(access)
     return {
@@ -341,11 +361,12 @@ def _last_read(scene: Scene, user, version: int) -> int:
     return last_read
 
 
-def _post_form_html(request: HttpRequest, context: dict, writer: _Writer) -> str:
+def _post_form_html(request: HttpRequest, context: dict, writer: _Writer, holes: fragments.Holes | None = None) -> str:
     """The scene page's empty post form, rendered once for everything it
     shows (its fields' choices and initial values, the reader's open
     requests, the scene) and kept: each request puts in its own CSRF token
-    and the form's fresh submission key.
+    and the form's fresh submission key (``holes``: a page kept whole puts
+    them in itself).
 
     What the form is made of (the writer's rows: characters, NPCs, requests,
     members) names the rendered form it makes, so that a page read again
@@ -377,8 +398,11 @@ def _post_form_html(request: HttpRequest, context: dict, writer: _Writer) -> str
 
         parts = fragments.cached(form_key, render)
         cache.set(made_of, form_key, fragments.SECONDS)
-    filled = fragments.fill(parts, {fragments.CSRF: get_token(request), "submission-key": submission_key})
-    return mark_safe(filled)  # our own template's output, escaped when rendered
+    if holes is not None:  # for a page kept whole: its own holes
+        fillers = {fragments.CSRF: holes.csrf, "submission-key": holes("submission-key")}
+    else:
+        fillers = {fragments.CSRF: get_token(request), "submission-key": submission_key}
+    return mark_safe(fragments.fill(parts, fillers))  # our own template's output, escaped when rendered
 
 
 def _game_context(scene: Scene, access: Access, characters: list[Character]) -> dict:
@@ -388,23 +412,80 @@ def _game_context(scene: Scene, access: Access, characters: list[Character]) -> 
     return system.scene_context(scene, access, characters=characters)
 
 
+# How long a signed-in reader's whole scene page may be kept (every change it
+# shows moves a version its key holds, at once).
+PAGE_SECONDS = 300
+# A CSRF field whose value is not a hole: a part of the page put the
+# request's own token in, and such a page is not kept.
+_CSRF_VALUE = 'name="csrfmiddlewaretoken" value="'
+
+
+def _kept_page_key(request: HtmxHttpRequest, access: Access, scene: Scene, version: int, content: tuple) -> str | None:
+    """Where a signed-in reader's whole scene page is kept, or None when it
+    is not: readers without an account (they share the page of posts), the
+    direction (its page shows what no version follows, such as its secret
+    rolls as they are made), an htmx swap, and a page with messages to show
+    once. The key holds the scene's version (posts, rolls, moves on them,
+    requests, reveals, aspects), the campaign's and the people's (sheets,
+    memberships, names), the reader with their standing, the address (page,
+    quote), their unread notifications and their read marker."""
+    user = request.user
+    if not user.is_authenticated or perms.can_manage(access) or wants_fragment(request):
+        return None
+    if len(messages.get_messages(request)):
+        return None
+    last_read = _last_read(scene, user, version) if access.is_member else 0
+    viewer = site_fragments.viewer(user, access.standing)
+    path = request.get_full_path()
+    return fragments.key("scene-page", scene.pk, version, *content, viewer, path, unread_count(request), last_read)
+
+
+def _kept_page(request: HtmxHttpRequest, kept: dict) -> HttpResponse:
+    """A kept page with this request's CSRF token and a fresh submission key."""
+    fillers = {fragments.CSRF: get_token(request), "submission-key": secrets.token_urlsafe(24)}
+    response = HttpResponse(fragments.fill(kept["parts"], fillers))
+    patch_vary_headers(response, ("HX-Request",))
+    return response
+
+
 @require_safe
 def scene_detail(request: HtmxHttpRequest, slug: str, scene_id: int) -> HttpResponse:
     scene, access, content = scene_for_reading(request, slug, scene_id)
+    # Before the posts: a post published meanwhile moves the version past this one.
+    version = scene_version(scene.pk)
+    kept_key = _kept_page_key(request, access, scene, version, content)
+    if kept_key is not None and (kept := cache.get(kept_key)) is not None:
+        return _kept_page(request, kept)
+    holes = fragments.new_holes() if kept_key is not None else None
     writer = form = None
     if access.user.is_authenticated and perms.can_post_in_scene(access, scene):
-        writer = _reading_writer(access, scene, version=scene_version(scene.pk), content=content)
+        writer = _reading_writer(access, scene, version=version, content=content)
         quote_id = request.GET.get("cita", "")
         shown = {"quote_of": quote_id} if quote_id.isdigit() else {}
         initial = {"submission_key": secrets.token_urlsafe(24), **shown}
         # Built only if the page needs it: a kept form is served without it.
         form = SimpleLazyObject(partial(writer.form, initial=initial))
     characters = writer.characters if writer is not None else []
-    context = _scene_context(request, access, scene, page=request.GET.get("pagina"), form=form, characters=characters)
+    context = _scene_context(
+        request,
+        access,
+        scene,
+        page=request.GET.get("pagina"),
+        form=form,
+        characters=characters,
+        version=version,
+        csrf=holes.csrf if holes is not None else None,
+    )
     if writer is not None and not wants_fragment(request):
         context |= {"submission_key": initial["submission_key"], "form_initial": shown}
-        context["post_form_html"] = _post_form_html(request, context, writer)
-    return page_or_fragment(request, "table/scene_detail.html", "post-list", context)
+        context["post_form_html"] = _post_form_html(request, context, writer, holes)
+    if holes is None:
+        return page_or_fragment(request, "table/scene_detail.html", "post-list", context)
+    html = render_to_string("table/scene_detail.html", {**context, "csrf_token": holes.csrf}, request=request)
+    kept = {"parts": holes.split(html)}
+    if html.count(_CSRF_VALUE) == html.count(_CSRF_VALUE + holes.csrf):
+        cache.set(kept_key, kept, PAGE_SECONDS)
+    return _kept_page(request, kept)
 
 
 @require_safe

@@ -13,6 +13,7 @@ from datetime import timedelta
 import feedparser
 import pytest
 from django.contrib.messages import get_messages
+from django.core.cache import cache
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
@@ -384,11 +385,15 @@ def test_announcing_the_feeds_asks_the_database_nothing(table, monkeypatch, djan
     url = _campaign_page(table) if page == "campaign" else _scene_page(table)
     client.get(url)  # the caches are warm, as for most visits
     monkeypatch.setattr(site_links, "FEED_PAGES", frozenset())
+    cache.clear()  # a page kept whole (a player's scene) is kept again without the links
     client.get(url)
     with CaptureQueriesContext(connection) as without:
         assert _links(client.get(url)) == []
+    expected = len(without)  # read before the next request empties the connection's log
     monkeypatch.undo()
-    with django_assert_num_queries(len(without)):
+    cache.clear()
+    client.get(url)
+    with django_assert_num_queries(expected):
         assert _links(client.get(url)) != []
 
 

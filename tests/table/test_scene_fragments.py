@@ -11,6 +11,7 @@ from datetime import timedelta
 
 import pytest
 from django.db import connection
+from django.test import Client
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from django.utils import timezone
@@ -460,6 +461,46 @@ def test_each_reader_gets_their_own_csrf_token(play):
     tokens = [set(re.findall(r'name="csrfmiddlewaretoken" value="([^"]+)"', page(c))) for c in (first, second)]
     assert all(len(found) >= 2 for found in tokens)
     assert not tokens[0] & tokens[1]
+
+
+def test_a_players_page_kept_whole_carries_each_requests_own_working_tokens(play):
+    """A page served whole from the cache to the same player in another
+    browser: its forms hold that browser's CSRF token and a fresh submission
+    key, and the post form sent with them is accepted (CSRF checked)."""
+    page(reader(play, "ana"))
+    page(reader(play, "ana"))
+    browser = Client(enforce_csrf_checks=True)
+    browser.force_login(play.ana)
+    with CaptureQueriesContext(connection) as queries:
+        html = browser.get(play.scene.get_absolute_url()).content.decode()
+    assert not tables_read(queries) & POST_TABLES
+    token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', html).group(1)
+    key = re.search(r'name="submission_key" value="([^"]+)"', html).group(1)
+    assert key not in page(reader(play, "ana"))
+    response = browser.post(
+        reverse("table:post-create", args=[play.campaign.slug, play.scene.pk]),
+        {
+            "csrfmiddlewaretoken": token,
+            "voice": f"character:{play.ines.pk}",
+            "body": "Escrito desde otro navegador.",
+            "recipients": "all",
+            "submission_key": key,
+        },
+    )
+    assert response.status_code == 302
+    assert Post.objects.filter(body="Escrito desde otro navegador.").exists()
+
+
+def test_a_message_to_show_once_is_shown_once(play):
+    client = reader(play, "ana")
+    page(client)
+    response = client.post(
+        reverse("table:post-create", args=[play.campaign.slug, play.scene.pk]),
+        {"voice": f"character:{play.ines.pk}", "body": "Abro la verja.", "recipients": "all", "submission_key": "k1"},
+        follow=True,
+    )
+    assert "Mensaje publicado." in response.content.decode()
+    assert "Mensaje publicado." not in page(client)
 
 
 def test_the_kept_facts_hold_no_email_nor_password_hash(play, roll):

@@ -9,6 +9,8 @@ class CampaignsConfig(AppConfig):
     def ready(self) -> None:
         from datetime import time
 
+        from campaigns import checks  # noqa: F401 (registers the deployment checks)
+
         from campaigns import daily, notify, versions
         from campaigns.models import Post
 

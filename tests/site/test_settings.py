@@ -18,6 +18,7 @@ PRODUCTION_ENV = {
     "DATABASE_URL": "sqlite:////tmp/hitos-deploy-check.sqlite3",
     "ROLLOG_SIGNING_KEY": "00" * 32,
     "ROLLOG_SEED_KEY": "MDAwMDAwMDAwMDAwMDAwMDAwMDAwMDAwMDAwMDAwMDA=",
+    "REDIS_URL": "redis://127.0.0.1:6379/15",
 }
 
 
@@ -34,6 +35,14 @@ def test_check_deploy_is_clean_with_the_documented_production_variables():
     result = _manage("check", "--deploy", "--fail-level", "DEBUG", env=PRODUCTION_ENV)
     assert result.returncode == 0, result.stderr
     assert "System check identified no issues (0 silenced)." in result.stdout
+
+
+def test_check_deploy_warns_that_a_per_process_cache_suits_one_process_only():
+    env = {k: v for k, v in PRODUCTION_ENV.items() if k != "REDIS_URL"}
+    result = _manage("check", "--deploy", env=env)
+    assert result.returncode == 0, result.stderr
+    assert "(campaigns.W001) The cache is per process (REDIS_URL is not set)." in result.stderr
+    assert "gunicorn --workers 1 --threads 8" in result.stderr
 
 
 @pytest.mark.parametrize(

@@ -221,16 +221,73 @@ def _index(access: Access, scene: Scene, version: int) -> list[int]:
 
 
 def _page_facts(scene: Scene, version: int, ids: list[int]) -> tuple[PageFacts, dict[int, Post]]:
-    """The page's facts, and the posts themselves when they had to be read
-    (for the fragments the cache lacks: after a change, most of them)."""
+    """The page's facts, and the posts themselves when they were read with
+    them (never: the facts come from their columns alone, and the posts
+    whose fragments the cache lacks, after a change mostly the new one, are
+    read when rendered)."""
     cache_key = f"scene-page:{scene.pk}:{version}:{fragments.digest(ids)}"
     facts = cache.get(cache_key)
     if facts is not None:
         return facts, {}
-    posts = _posts_to_render(ids)
-    facts = _facts_of(scene, posts)
+    facts = _facts_of_ids(scene, ids)
     cache.set(cache_key, facts, fragments.SECONDS)
-    return facts, {post.pk: post for post in posts}
+    return facts, {}
+
+
+# What a post's facts are made of, read as plain values (``_facts_of_ids``).
+_FACT_COLUMNS = (
+    "pk",
+    "author_id",
+    "scene_id",
+    "recipients",
+    "hidden",
+    "hidden_at",
+    "edited_at",
+    "quote_of_id",
+    "quote_of__scene_id",
+    "quote_of__recipients",
+    "quote_of__hidden",
+    "quote_of__hidden_at",
+    "quote_of__edited_at",
+)
+
+
+def _facts_of_ids(scene: Scene, ids: list[int]) -> PageFacts:
+    """The page's facts from the posts' columns, without loading the posts
+    (one query, two with whispers to chosen members), and its table rolls
+    (``_rolls_of``)."""
+    rows = list(Post.objects.filter(pk__in=list(ids)).order_by("pk").values_list(*_FACT_COLUMNS))
+    chosen_posts = [row[0] for row in rows if row[3] == Post.Recipients.CHOSEN]
+    chosen: dict[int, list[int]] = defaultdict(list)
+    if chosen_posts:
+        through = Post.chosen_recipients.through.objects.filter(post_id__in=chosen_posts)
+        for post_id, user_id in through.order_by("user_id").values_list("post_id", "user_id"):
+            chosen[post_id].append(user_id)
+    rolls = _rolls_of(scene, [row[0] for row in rows])
+    by_post = _rolls_by_post(rolls)
+    posts = []
+    for pk, author_id, scene_id, recipients, hidden, hidden_at, edited_at, quote_id, *quote in rows:
+        posts.append(
+            PostFacts(
+                pk=pk,
+                author_id=author_id,
+                hidden=hidden,
+                edited=edited_at is not None,
+                stamp=_stamp(
+                    scene_id,
+                    recipients,
+                    chosen[pk],
+                    hidden,
+                    hidden_at,
+                    edited_at,
+                    quote_id,
+                    tuple(quote) if quote_id is not None else None,
+                    by_post[pk],
+                ),
+                roll_ids=tuple(tr.pk for tr in by_post[pk]),
+            )
+        )
+    return PageFacts(posts=posts, rolls=rolls)
 
 
 def _posts_to_render(ids: Iterable[int]) -> list[Post]:
@@ -247,20 +304,18 @@ def _posts_to_render(ids: Iterable[int]) -> list[Post]:
     return posts
 
 
-def _facts_of(scene: Scene, posts: list[Post]) -> PageFacts:
-    """The page's facts from its posts, and its table rolls with only the
-    columns the actions read (one query, two with activations)."""
-    if not posts:
-        return PageFacts(posts=[], rolls=[])
-    rolls = list(
-        TableRoll.objects.filter(post_id__in=[post.pk for post in posts])
+def _rolls_of(scene: Scene, post_ids: list[int]) -> list[TableRoll]:
+    """The posts' table rolls with only the columns the actions read (one
+    query, two with activations; none without posts)."""
+    if not post_ids:
+        return []
+    return list(
+        TableRoll.objects.filter(post_id__in=post_ids)
         .select_related("character")
         .only(*ROLL_FACT_FIELDS)
         .prefetch_related(*cards.card_prefetches(scene.campaign))
         .order_by("post_id", "position", "pk")
     )
-    by_post = _rolls_by_post(rolls)
-    return PageFacts(posts=[_facts(post, by_post[post.pk]) for post in posts], rolls=rolls)
 
 
 def _rolls_by_post(rolls: Iterable[TableRoll]) -> dict[int, list[TableRoll]]:
@@ -274,7 +329,7 @@ def _facts(post: Post, rolls: list[TableRoll]) -> PostFacts:
     chosen = [user.pk for user in post.chosen_recipients.all()] if post.recipients == Post.Recipients.CHOSEN else []
     quote = post.quote_of
     quoted = (quote.scene_id, quote.recipients, quote.hidden, quote.hidden_at, quote.edited_at) if quote else None
-    stamp = fragments.digest(
+    stamp = _stamp(
         post.scene_id,
         post.recipients,
         chosen,
@@ -283,7 +338,7 @@ def _facts(post: Post, rolls: list[TableRoll]) -> PostFacts:
         post.edited_at,
         post.quote_of_id,
         quoted,
-        [(tr.pk, tr.first_id, tr.latest_id) for tr in rolls],
+        rolls,
     )
     return PostFacts(
         pk=post.pk,
@@ -292,6 +347,22 @@ def _facts(post: Post, rolls: list[TableRoll]) -> PostFacts:
         edited=post.edited_at is not None,
         stamp=stamp,
         roll_ids=tuple(tr.pk for tr in rolls),
+    )
+
+
+def _stamp(scene_id, recipients, chosen, hidden, hidden_at, edited_at, quote_id, quoted, rolls) -> str:
+    """What a post's fragment shows of its state: the same from a loaded
+    post (``_facts``) as from its columns (``_facts_of_ids``)."""
+    return fragments.digest(
+        scene_id,
+        recipients,
+        chosen,
+        hidden,
+        hidden_at,
+        edited_at,
+        quote_id,
+        quoted,
+        [(tr.pk, tr.first_id, tr.latest_id) for tr in rolls],
     )
 
 

@@ -412,8 +412,8 @@ def _game_context(scene: Scene, access: Access, characters: list[Character]) -> 
     return system.scene_context(scene, access, characters=characters)
 
 
-# How long a signed-in reader's whole scene page may be kept (every change it
-# shows moves a version its key holds, at once).
+# How long a reader's whole scene page may be kept (every change it shows
+# moves a version its key holds, at once).
 PAGE_SECONDS = 300
 # A CSRF field whose value is not a hole: a part of the page put the
 # request's own token in, and such a page is not kept.
@@ -421,23 +421,40 @@ _CSRF_VALUE = 'name="csrfmiddlewaretoken" value="'
 
 
 def _kept_page_key(request: HtmxHttpRequest, access: Access, scene: Scene, version: int, content: tuple) -> str | None:
-    """Where a signed-in reader's whole scene page is kept, or None when it
-    is not: readers without an account (they share the page of posts), the
-    direction (its page shows what no version follows, such as its secret
-    rolls as they are made), an htmx swap, and a page with messages to show
-    once. The key holds the scene's version (posts, rolls, moves on them,
-    requests, reveals, aspects), the campaign's and the people's (sheets,
-    memberships, names), the reader with their standing, the address (page,
-    quote), their unread notifications and their read marker."""
+    """Where a reader's whole scene page is kept, or None when it is not:
+    the direction's (its page shows what no version follows, such as its
+    secret rolls as they are made), an htmx swap, and a page with messages
+    to show once. The key holds the scene's version (posts, rolls, moves on
+    them, requests, reveals, aspects), the campaign's and the people's
+    (sheets, memberships, names), the reader with their standing (one class
+    for every reader without an account), the address (page, quote), and a
+    signed-in reader's unread notifications and read marker."""
     user = request.user
-    if not user.is_authenticated or perms.can_manage(access) or wants_fragment(request):
+    if perms.can_manage(access) or wants_fragment(request):
         return None
     if len(messages.get_messages(request)):
         return None
-    last_read = _last_read(scene, user, version) if access.is_member else 0
+    signed_in = user.is_authenticated
+    if not _keepable_address(request, signed_in=signed_in):
+        return None
+    last_read = _last_read(scene, user, version) if signed_in and access.is_member else 0
+    unread = unread_count(request) if signed_in else 0
     viewer = site_fragments.viewer(user, access.standing)
     path = request.get_full_path()
-    return fragments.key("scene-page", scene.pk, version, *content, viewer, path, unread_count(request), last_read)
+    return fragments.key("scene-page", scene.pk, version, *content, viewer, path, unread, last_read)
+
+
+def _keepable_address(request: HtmxHttpRequest, *, signed_in: bool) -> bool:
+    """Whether the page's address is one kept pages may be made for: the
+    scene's own for everyone; for a signed-in reader also a page number
+    (``pagina``, four digits at most, or "last") and a quote (``cita``), so
+    that nobody can fill the cache with pages for made-up addresses."""
+    if not request.GET:
+        return True
+    if not signed_in or set(request.GET) - {"pagina", "cita"}:
+        return False
+    page, quote = request.GET.get("pagina", "1"), request.GET.get("cita", "1")
+    return (page == "last" or (page.isdigit() and len(page) <= 4)) and quote.isdigit() and len(quote) <= 12
 
 
 def _kept_page(request: HtmxHttpRequest, kept: dict) -> HttpResponse:

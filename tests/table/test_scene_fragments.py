@@ -10,6 +10,7 @@ import re
 from datetime import timedelta
 
 import pytest
+from django.core.cache import cache
 from django.db import connection
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
@@ -490,6 +491,25 @@ def test_a_players_page_kept_whole_carries_each_requests_own_working_tokens(play
     )
     assert response.status_code == 302
     assert Post.objects.filter(body="Escrito desde otro navegador.").exists()
+
+
+def _kept_pages() -> int:
+    return sum(1 for key in cache._cache if ":fragment:scene-page:" in key)
+
+
+@pytest.mark.parametrize("role", ["anonymous", "ana"])
+def test_made_up_addresses_fill_no_cache_with_pages(play, role):
+    client = reader(play, role)
+    page(client)
+    kept = _kept_pages()
+    assert kept == 1
+    for n in range(5):
+        response = client.get(play.scene.get_absolute_url() + f"?buscador={n}")
+        assert response.status_code == 200
+    for n in range(5) if role == "anonymous" else ():
+        client.get(play.scene.get_absolute_url() + f"?pagina={n + 2}")
+    client.get(play.scene.get_absolute_url() + "?pagina=123456789")
+    assert _kept_pages() == kept
 
 
 def test_a_message_to_show_once_is_shown_once(play):

@@ -44,7 +44,11 @@ code; for each page the best of the four; bare view 470-710 req/s):
 
 On a shared machine the figures move with the load: the ratio to the bare
 view, measured in the same run, moves less; ``--clock cpu`` times this
-process's CPU time instead of the wall clock.
+process's CPU time instead of the wall clock. Since 2026-12-02 the bare view
+compiles its template once, as Django's cached loader keeps a template file
+(it compiled it on every request before: about a third as fast), so today's
+ratios above are to that slower floor: compare requests per second, or read
+"by ratio" as about 2.5 times too low.
 
 Uses DATABASE_URL when set (a PostgreSQL database kept for benchmarks: each
 run adds its campaigns), else a temporary SQLite file.

@@ -9,8 +9,7 @@ class CampaignsConfig(AppConfig):
     def ready(self) -> None:
         from datetime import time
 
-        from campaigns import checks  # noqa: F401 (registers the deployment checks)
-
+        import campaigns.checks  # noqa: F401 (the deployment checks register on import)
         from campaigns import daily, notify, versions
         from campaigns.models import Post
 

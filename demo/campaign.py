@@ -14,6 +14,7 @@ from campaigns.models import Campaign, CampaignStatus, Membership, Post, Role, V
 from campaigns.permissions import campaign_access
 from demo.sheets import sheets_demo_load
 from demo.table import rolls_demo_load, table_demo_load
+from demo.vaesen import vaesen_demo_load
 from sheets.models import Character
 
 DEMO_PASSWORD = "demo-hitos-2026"
@@ -104,8 +105,10 @@ def _story(campaign: Campaign, gm: User, ana: User, bruno: User) -> None:
 
 
 @transaction.atomic
-def demo_load() -> tuple[list[tuple[DemoUser, bool]], Campaign]:
-    """Create what is missing; return the users (with ``created``) and the campaign."""
+def demo_load(*, vaesen: bool = True) -> tuple[list[tuple[DemoUser, bool]], Campaign]:
+    """Create what is missing; return the users (with ``created``) and the
+    HITOS campaign (the Vaesen one is ``demo.vaesen.VAESEN_CAMPAIGN_SLUG``,
+    left out with ``vaesen=False``: the HITOS story's own tests)."""
     users = []
     accounts = {}
     for demo in DEMO_USERS:
@@ -150,4 +153,7 @@ def demo_load() -> tuple[list[tuple[DemoUser, bool]], Campaign]:
         players=players,
         characters=tuple(Character.objects.get(campaign=campaign, owner=p) for p in players),
     )
+    # The Vaesen campaign beside it, with the same GM and players (``demo.vaesen``).
+    if vaesen:
+        vaesen_demo_load(gm=gm, ana=accounts["ana"], bruno=accounts["bruno"])
     return users, campaign

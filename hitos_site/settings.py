@@ -57,6 +57,7 @@ INSTALLED_APPS = [
     "rolls",
     "table",
     "systems.hitos",
+    "systems.vaesen",
     "demo",
 ]
 

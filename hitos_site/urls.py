@@ -12,6 +12,7 @@ urlpatterns = [
     path("", include("rolls.urls")),
     path("", include("table.urls")),
     path("", include("systems.hitos.urls")),
+    path("", include("systems.vaesen.urls")),
     path("idioma/", account_views.language_set, name="language-set"),
     path("admin/", admin.site.urls),
 ]

@@ -13,7 +13,7 @@ from fractions import Fraction
 from functools import cache
 from math import comb
 
-from rules.dice import DiceSource, check_dice, reroll_positions, roll_dice
+from rules.dice import DiceSource, check_dice, check_die, reroll_positions, roll_dice
 
 FACES = 6
 SUCCESS_FACE = 6
@@ -525,3 +525,114 @@ def success_probability(dice: int, needed: int = 1, *, push: bool = False) -> Fr
     """P(at least ``needed`` successes) with ``dice`` d6s, pushing after a failure or not."""
     dist = pushed_distribution(dice, needed) if push else successes_distribution(dice)
     return sum(dist[needed:], Fraction(0))
+
+
+# --- Combat in posts (V17–V25): the small readings the table's combat asks ---
+
+SLOW_ACTIONS_PER_TURN = 1
+ACTIONS_PER_TURN = 2
+
+
+def may_take_action(slow_used: int, fast_used: int, *, slow: bool) -> bool:
+    # V18 — one slow and one fast action, or two fast: two in all, at most one slow.
+    # Reactions are fast actions and count against the same round's two.
+    _natural(slow_used, "Las acciones lentas")
+    _natural(fast_used, "Las acciones rápidas")
+    if slow_used + fast_used >= ACTIONS_PER_TURN:
+        return False
+    return not (slow and slow_used >= SLOW_ACTIONS_PER_TURN)
+
+
+def initiative_kept(dice: Sequence[int]) -> int:
+    # V17 — 1d10; V25 — an ambush rolls twice and keeps the best.
+    values = check_dice(dice, INITIATIVE_FACES)
+    if not values:
+        raise ValueError("La iniciativa necesita al menos un dado.")
+    return max(values)
+
+
+def initiative_groups(values: dict[str, int]) -> list[list[str]]:
+    """The names grouped by initiative, highest first, each group in the
+    given order (V17). A group of more than one is a tie to re-roll among
+    its members only (Q18)."""
+    return [[n for n in values if values[n] == value] for value in sorted(set(values.values()), reverse=True)]
+
+
+def ambush_outcome(sigilo_successes: int, vigilancia_successes: int) -> tuple[bool, int]:
+    """(the ambush works, extra successes) for Sigilo against Vigilancia (V25).
+
+    It works with more successes than the watcher's (V14; a tie is read as
+    not getting past the watch, so the watcher gets the double initiative).
+    The extra successes are those beyond the one that beats the watch; each
+    gives +1 on the ambusher's first action.
+    """
+    _natural(sigilo_successes, "Los éxitos de Sigilo")
+    _natural(vigilancia_successes, "Los éxitos de Vigilancia")
+    if opposed(sigilo_successes, vigilancia_successes) is not Opposed.FIRST:
+        return False, 0
+    return True, sigilo_successes - vigilancia_successes - 1
+
+
+def attack_lands(attack_successes: int, reaction_successes: int = 0) -> bool:
+    # V19 — one success hits; V21 — after the dodge or parry has removed its own.
+    return after_reaction(attack_successes, reaction_successes) >= 1
+
+
+def grapple_silences(attack_successes: int, reaction_successes: int = 0) -> bool:
+    # V23 — silencing the held person costs one success more than holding them.
+    return after_reaction(attack_successes, reaction_successes) >= 2
+
+
+def flees(flee_successes: int, stopper_successes: int = 0) -> bool:
+    # V24 — each success of the enemy's Agilidad removes one of the fleeing
+    # character's; at 0 they stay in the fight.
+    return after_reaction(flee_successes, stopper_successes) >= 1
+
+
+# --- Initiative cards drawn through a log of dice (InitiativeMode.CARDS) -----
+
+INITIATIVE_DECK: tuple[int, ...] = tuple(range(1, INITIATIVE_FACES + 1))
+
+
+def initiative_deck(held: Collection[int]) -> tuple[int, ...]:
+    """The initiative cards still in the deck: 1–10 without those ``held``
+    by the combatants already placed (no two hold the same card)."""
+    return tuple(card for card in INITIATIVE_DECK if card not in set(held))
+
+
+def initiative_card_faces(cards_left: int, *, twice: bool = False) -> tuple[int, ...]:
+    """The dice that draw one combatant's card (two after a successful
+    ambush, V25) from a deck of ``cards_left``: a d``n`` picks one of the
+    ``n`` cards left, lowest first. The deck's last card needs no die."""
+    _natural(cards_left, "Las cartas que quedan")
+    if cards_left == 0:
+        raise ValueError("No quedan cartas de iniciativa en la baraja.")
+    draws = min(2 if twice else 1, cards_left)
+    return tuple(cards_left - i for i in range(draws) if cards_left - i >= 2)
+
+
+def draw_initiative_cards(deck: Sequence[int], dice: Sequence[int], *, twice: bool = False) -> tuple[int, ...]:
+    """The cards ``dice`` draw from ``deck`` without replacement (each die
+    the position among the cards left, lowest first; the last card is drawn
+    without one): one card, two after a successful ambush (V25)."""
+    left = sorted(deck)
+    faces = initiative_card_faces(len(left), twice=twice)
+    values = list(dice)
+    if len(values) != len(faces):
+        raise ValueError(f"Hacen falta {len(faces)} dados para sacar las cartas, no {len(values)}.")
+    drawn: list[int] = []
+    for _draw in range(min(2 if twice else 1, len(left))):
+        if len(left) == 1:
+            drawn.append(left.pop())
+            continue
+        die = check_die(values.pop(0), len(left))
+        drawn.append(left.pop(die - 1))
+    return tuple(drawn)
+
+
+def initiative_card_kept(cards: Sequence[int]) -> int:
+    # V17 — one card; V25 — after an ambush two are drawn and the best kept
+    # (the other goes back into the deck).
+    if not cards:
+        raise ValueError("La iniciativa necesita al menos una carta.")
+    return max(cards)

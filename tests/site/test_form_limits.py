@@ -20,7 +20,9 @@ the ``World`` below: where to send it and a complete valid submission),
 ``user`` (a ``World`` attribute, or "anonymous"), ``form`` (the form as its
 view builds it, for the field check), ``text`` and ``numbers`` (the field
 names; "{ines}" stands for the pk of Inés, for per-character fields), and
-``prefix`` when the view gives the form one. A text field whose value is
+``prefix`` when the view gives the form one. A Vaesen form is sent in the
+world's Vaesen campaign (``w.vaesen``, ``w.vaesen_url``; test ids name its
+package: ``vaesen.sheet.SheetForm``). A text field whose value is
 split into rows goes in ``LINES`` with the limit of one row; a new field that
 is a new kind of value (a code, an address) may need a generator in
 ``VALUES``. A form with no text or number field goes in ``NOT_TYPED``, with
@@ -64,8 +66,9 @@ from campaigns.forms import (
     SceneForm,
     SearchForm,
 )
-from campaigns.models import Membership, SceneRead
+from campaigns.models import Campaign, Membership, Post, Role, Scene, SceneRead
 from campaigns.permissions import campaign_access
+from rolls import services as roll_services
 from rolls.forms import CLIENT_SEED_MAX_LENGTH, CLIENT_SEED_MESSAGE, FreeRollForm
 from rolls.models import CampaignLog
 from sheets.forms import SheetOptionsForm
@@ -105,11 +108,25 @@ from systems.hitos.sheet.forms import (
     SkillForm,
     WeaponForm,
 )
+from systems.vaesen.combat import forms as vaesen_combat
+from systems.vaesen.combat import services as vaesen_combat_services
+from systems.vaesen.fear import forms as vaesen_fear_forms
+from systems.vaesen.fear import opposed as vaesen_opposed
+from systems.vaesen.fear import services as vaesen_fear
+from systems.vaesen.healing import forms as vaesen_healing_forms
+from systems.vaesen.models import VaesenAction, VaesenInjury, VaesenSheet
+from systems.vaesen.options import forms as vaesen_options_forms
+from systems.vaesen.options import tables as vaesen_tables
+from systems.vaesen.rolls import forms as vaesen_roll_forms
+from systems.vaesen.rolls import services as vaesen_rolls
+from systems.vaesen.sheet import forms as vaesen_forms
+from systems.vaesen.sheet import services as vaesen_sheet_services
 from table.forms import TablePostForm
 from table.models import TableRoll
 from tests.conftest import World as PlayWorld
 from tests.conftest import chosen_dice
-from tests.factories import UserFactory, client_seed
+from tests.factories import CampaignFactory, UserFactory, client_seed, make_post
+from tests.systems.vaesen.conftest import vaesen_character
 
 APPS = ("accounts", "campaigns", "sheets", "rolls", "table", "systems")
 
@@ -212,6 +229,144 @@ class World(PlayWorld):
         if length <= max_length_of(Skill, "name"):
             Skill.objects.get_or_create(character=self.ines, name=name, defaults={"category": "cultura", "value": 2})
         return name
+
+    # --- Vaesen
+
+    @cached_property
+    def vaesen(self) -> VaesenPlay:
+        """A Vaesen campaign of the same GM: Ana with the approved «Elsa»,
+        Bruno with «Gustav» sent for review, the GM's human NPC (Resistencia
+        3), an open scene and the campaign's roll log."""
+        campaign = CampaignFactory(title="El molino", gm=self.gm, system="vaesen")
+        roll_services.log_open(campaign=campaign)
+        for member in (self.ana, self.bruno):
+            Membership.objects.create(campaign=campaign, user=member, role=Role.PLAYER)
+        scene = Scene.objects.create(campaign=campaign, title="El puente")
+        elsa = vaesen_character(
+            campaign, self.ana, "Elsa", fisico=3, precision=4, logica=3, empatia=2, skills={"Agilidad": 2}
+        )
+        gustav = vaesen_character(campaign, self.bruno, "Gustav", status=Character.Status.SUBMITTED)
+        miller = vaesen_character(
+            campaign,
+            self.gm,
+            "El molinero",
+            kind=Character.Kind.NPC,
+            npc_kind=VaesenSheet.NpcKind.HUMAN,
+            resistance=3,
+        )
+        return VaesenPlay(campaign=campaign, scene=scene, pc=elsa, submitted=gustav, npc=miller)
+
+    def vaesen_url(self, name: str, *args) -> str:
+        return reverse(name, args=[self.vaesen.campaign.slug, *args])
+
+    @cached_property
+    def vaesen_injury(self) -> VaesenInjury:
+        return vaesen_sheet_services.add_injury(
+            self.vaesen.pc,
+            kind="físico",
+            roll_value=None,
+            name="Costilla rota",
+            effect="",
+            time_limit="un día",
+            actor=self.gm,
+            reason="",
+        )
+
+    @cached_property
+    def failed_test(self) -> TableRoll:
+        """A failed test of Elsa's (Físico 3 + Agilidad 2 against ten
+        successes) in a post of Ana's, with dice to push (V6)."""
+        v = self.vaesen
+        for _try in range(40):
+            post = make_post(v.scene, self.ana, voice=Post.Voice.CHARACTER, character=v.pc)
+            table_roll = vaesen_rolls.table_test(
+                campaign=v.campaign,
+                user=self.ana,
+                setup=vaesen_rolls.pool_setup(v.pc, attribute="físico", skill="Agilidad", needed=10),
+                purpose="Cruzar el puente",
+                character=v.pc,
+                scene=v.scene,
+                post=post,
+                client_seed=client_seed(),
+            )
+            if table_roll.facts["can_push"]:
+                return table_roll
+        raise AssertionError("forty tests of five dice were all sixes")
+
+    @cached_property
+    def breaking_push(self) -> TableRoll:
+        """The failed test pushed with the three physical conditions marked:
+        Elsa is Broken and a critical injury is to be rolled (V10, V13)."""
+        table_roll = self.failed_test
+        sheet = self.vaesen.pc.vaesen
+        sheet.physical_conditions = ["Exhausto", "Magullado", "Herido"]
+        sheet.save()
+        vaesen_rolls.push(table_roll=table_roll, user=self.ana)
+        table_roll.refresh_from_db()
+        return table_roll
+
+    @cached_property
+    def terrified(self) -> Character:
+        """Elsa, Aterrorizado for three more rounds: the GM may end it (V27)."""
+        VaesenSheet.objects.filter(pk=self.vaesen.pc.pk).update(terrified_rounds=3, terror_reaction="Huida")
+        return self.vaesen.pc
+
+    @cached_property
+    def karl(self) -> Character:
+        """Bruno's approved «Karl», who heals Elsa (V29: never himself)."""
+        return vaesen_character(self.vaesen.campaign, self.bruno, "Karl", skills={"Medicina": 2})
+
+    @cached_property
+    def fear_test(self) -> dict:
+        """An open fear test of Fear 10 for Elsa (V26)."""
+        v = self.vaesen
+        return vaesen_fear.fear_start(
+            scene=v.scene, actor=self.gm, characters=[v.pc], fear=10, creature=None, against="Un grito en el molino"
+        )
+
+    @cached_property
+    def failed_fear(self) -> TableRoll:
+        """Elsa's fear test, failed (three dice of Lógica never make ten
+        successes): its failure is to be accepted (V27)."""
+        v = self.vaesen
+        return vaesen_fear.fear_roll(
+            scene=v.scene, actor=self.ana, test_id=self.fear_test["id"], character=v.pc, attribute="lógica"
+        )
+
+    @cached_property
+    def opposed(self) -> dict:
+        """An open opposed roll (V14): Elsa's Físico against the miller's three dice."""
+        v = self.vaesen
+        return vaesen_opposed.opposed_start(
+            scene=v.scene,
+            actor=self.gm,
+            purpose="Echar un pulso",
+            sides=[(v.pc, "físico", "", None), (v.npc, "", "", 3)],
+        )
+
+    @cached_property
+    def vaesen_action(self) -> VaesenAction:
+        """An attack between Elsa and the miller, waiting for its target's reaction (V21)."""
+        v = self.vaesen
+        access = campaign_access(self.gm, v.campaign)
+        combat = vaesen_combat_services.combat_start(scene=v.scene, access=access, characters=[v.pc, v.npc])
+        vaesen_combat_services.initiative_roll(combat=combat, access=access)
+        combat.refresh_from_db()
+        combatants = list(combat.combatants.select_related("character__vaesen").order_by("order"))
+        actor = vaesen_combat_services.current(combat, combatants)
+        target = next(c for c in combatants if c.pk != actor.pk)
+        return vaesen_combat_services.declare(
+            combat=combat, access=access, actor=actor, kind=VaesenAction.Kind.ATTACK, target=target
+        )
+
+
+@dataclass(frozen=True)
+class VaesenPlay:
+    campaign: Campaign
+    scene: Scene
+    pc: Character
+    submitted: Character
+    npc: Character
 
 
 @pytest.fixture
@@ -342,6 +497,134 @@ def _opposed_data(w: World) -> dict[str, str]:
                 f"{side}_motivo": "Empieza cerca",
             }
         )
+    return data
+
+
+VAESEN_SKILLS = tuple(vaesen_forms.skill_field_name(skill) for skill, _label in vaesen_forms.SKILL_CHOICES)
+VAESEN_ATTRIBUTES = ("fisico", "precision", "logica", "empatia")
+
+
+def _vaesen_sheet_data(w: World, **extra) -> dict[str, str]:
+    data = {
+        "name": "Gustav Lind",
+        "archetype": "Escritor",
+        "age": "41",
+        "motivation": "Escribir lo que nadie cree",
+        "trauma": "Vio arder la casa de sus padres",
+        "dark_secret": "Firmó con el nombre de otro",
+        "relationships": "Elsa: me salvó en el puente",
+        "talents": "Erudito",
+        "insights": "",
+        "defects": "Bebe",
+        "resources": "2",
+        "armour": "Abrigo grueso",
+        "armour_protection": "1",
+        "armour_agility_penalty": "0",
+        "fisico": "2",
+        "precision": "3",
+        "logica": "5",
+        "empatia": "4",
+        **dict.fromkeys(VAESEN_SKILLS, ""),
+        "skill_6": "3",
+        "public_description": "Gafas redondas.",
+        "private_notes": "Busca a su editor.",
+        "items-TOTAL_FORMS": "0",
+        "items-INITIAL_FORMS": "0",
+        "weapons-TOTAL_FORMS": "0",
+        "weapons-INITIAL_FORMS": "0",
+    }
+    data.update(extra)
+    return data
+
+
+def _vaesen_npc_data(w: World) -> dict[str, str]:
+    data = _vaesen_sheet_data(w, name="La lavandera", npc_kind="human", resistance="3", fear="", gm_notes="Miente.")
+    for name in vaesen_forms.PC_ONLY + ("private_notes",):
+        data.pop(name, None)
+    return data
+
+
+def _vaesen_item_row(w: World) -> dict[str, str]:
+    return _vaesen_sheet_data(
+        w,
+        **{
+            "items-TOTAL_FORMS": "1",
+            "items-0-name": "Ganzúas",
+            "items-0-bonus": "1",
+            "items-0-skill": "Sigilo",
+            "items-0-availability": "2",
+        },
+    )
+
+
+def _vaesen_weapon_row(w: World) -> dict[str, str]:
+    return _vaesen_sheet_data(
+        w,
+        **{
+            "weapons-TOTAL_FORMS": "1",
+            "weapons-0-name": "Bastón",
+            "weapons-0-skill": "Combate cuerpo a cuerpo",
+            "weapons-0-damage": "1",
+            "weapons-0-bonus": "0",
+            "weapons-0-range": "Brazo",
+        },
+    )
+
+
+def _vaesen_post_data(w: World, voice: str, **row: str) -> dict[str, str]:
+    data = {"voice": voice, "body": "Cruzo el puente.", "recipients": "all", "submission_key": client_seed()}
+    data.update({f"tirada-0-{name}": value for name, value in row.items()})
+    return data
+
+
+def _vaesen_test_data(w: World) -> dict[str, str]:
+    return _vaesen_post_data(
+        w,
+        f"character:{w.vaesen.pc.pk}",
+        attribute="físico",
+        skill="Agilidad",
+        helpers="1",
+        modifier="1",
+        needed="2",
+        purpose="Cruzar el puente helado",
+        client_seed=client_seed(),
+    )
+
+
+def _vaesen_scene_url(w: World, name: str, *args) -> str:
+    return w.vaesen_url(name, w.vaesen.scene.pk, *args)
+
+
+def _vaesen_opposed_data(w: World) -> dict[str, str]:
+    """Elsa's Físico against the miller's free pool (only an NPC has one)."""
+    v = w.vaesen
+    return {
+        "purpose": "Quién sujeta la rueda",
+        "character_1": str(v.pc.pk),
+        "attribute_1": "físico",
+        "skill_1": "",
+        "pool_1": "",
+        "character_2": str(v.npc.pk),
+        "attribute_2": "",
+        "skill_2": "",
+        "pool_2": "3",
+    }
+
+
+def _vaesen_options_data(w: World) -> dict[str, str]:
+    return {
+        "players_mark_own_conditions": "",
+        "npc_penalty": "cada_prueba",
+        "initiative_mode": "d10",
+        "injuries_physical": "11-16 | Costilla rota | −1 a Agilidad | un día",
+        "injuries_mental": "11 | Pesadillas",
+    }
+
+
+def _vaesen_pool_data(w: World) -> dict[str, str]:
+    """The GM's free pool (only the GM rolls one)."""
+    data = _vaesen_post_data(w, "npc", free_pool="4", needed="1", purpose="¿Cede el puente?", client_seed=client_seed())
+    data["npc_name"] = "El barquero"
     return data
 
 
@@ -937,6 +1220,319 @@ FORMS: dict[type[forms.BaseForm], tuple[Target, ...]] = {
             numbers=("primero_modificador", "segundo_modificador"),
         ),
     ),
+    # --- Vaesen: the sheet
+    vaesen_forms.SheetForm: (
+        Target(
+            "sheets:sheet-create",
+            lambda w: w.vaesen_url("sheets:sheet-create"),
+            "ana",
+            _vaesen_sheet_data,
+            lambda w: vaesen_forms.SheetForm(),
+            text=(
+                "name",
+                "archetype",
+                "motivation",
+                "trauma",
+                "dark_secret",
+                "relationships",
+                "talents",
+                "insights",
+                "defects",
+                "armour",
+                "public_description",
+                "private_notes",
+            ),
+            numbers=("age", "resources", "armour_protection", "armour_agility_penalty", *VAESEN_ATTRIBUTES)
+            + VAESEN_SKILLS,
+        ),
+        # An NPC's stat block: its own ranges (up to 10) and fields.
+        Target(
+            "sheets:npc-create",
+            lambda w: w.vaesen_url("sheets:npc-create"),
+            "gm",
+            _vaesen_npc_data,
+            lambda w: vaesen_forms.SheetForm(npc=True, is_gm=True),
+            text=("name", "gm_notes"),
+            numbers=("resistance", "fear", "fisico", "skill_0"),
+        ),
+        # The GM changing a player's sheet says why.
+        Target(
+            "sheets:sheet-edit",
+            lambda w: w.vaesen_url("sheets:sheet-edit", w.vaesen.pc.pk),
+            "gm",
+            lambda w: _vaesen_sheet_data(w, name="Elsa Berg", gm_notes="Sabe nadar.", reason="Lo acordamos"),
+            lambda w: vaesen_forms.SheetForm(is_gm=True, asks_reason=True),
+            text=("gm_notes", "reason"),
+        ),
+    ),
+    vaesen_forms.ItemForm: (
+        Target(
+            "sheets:sheet-create",
+            lambda w: w.vaesen_url("sheets:sheet-create"),
+            "ana",
+            _vaesen_item_row,
+            lambda w: vaesen_forms.ItemForm(prefix="items-0"),
+            text=("name",),
+            numbers=("bonus", "availability"),
+            prefix="items-0",
+        ),
+    ),
+    vaesen_forms.WeaponForm: (
+        Target(
+            "sheets:sheet-create",
+            lambda w: w.vaesen_url("sheets:sheet-create"),
+            "ana",
+            _vaesen_weapon_row,
+            lambda w: vaesen_forms.WeaponForm(prefix="weapons-0"),
+            text=("name", "range"),
+            numbers=("damage", "bonus"),
+            prefix="weapons-0",
+        ),
+    ),
+    vaesen_forms.NotesForm: (
+        Target(
+            "sheets:sheet-notes",
+            lambda w: w.vaesen_url("sheets:sheet-notes", w.vaesen.pc.pk),
+            "gm",
+            lambda w: {"private_notes": "Nada.", "public_description": "Rubia.", "gm_notes": "Oye voces."},
+            lambda w: vaesen_forms.NotesForm(is_gm=True, description_allowed=True),
+            text=("private_notes", "public_description", "gm_notes"),
+        ),
+    ),
+    vaesen_forms.ReviewForm: (
+        Target(
+            "sheets:sheet-review",
+            lambda w: w.vaesen_url("sheets:sheet-review", w.vaesen.submitted.pk),
+            "gm",
+            lambda w: {"decision": "return", "comment": "Falta el secreto oscuro."},
+            lambda w: vaesen_forms.ReviewForm(),
+            text=("comment",),
+        ),
+    ),
+    # The sheet's buttons in play answer with a redirect and the refusal as a message.
+    vaesen_forms.ConditionForm: (
+        Target(
+            "vaesen:condition-update",
+            lambda w: w.vaesen_url("vaesen:condition-update", w.vaesen.pc.pk),
+            "gm",
+            lambda w: {"kind": "físico", "do": "marcar:Herido", "reason": "Cayó al río"},
+            lambda w: vaesen_forms.ConditionForm(),
+            text=("do", "reason"),
+            echoes=False,
+        ),
+    ),
+    vaesen_forms.ResistanceForm: (
+        Target(
+            "vaesen:resistance-update",
+            lambda w: w.vaesen_url("vaesen:resistance-update", w.vaesen.npc.pk),
+            "gm",
+            lambda w: {"change": "-1", "reason": "Un disparo"},
+            lambda w: vaesen_forms.ResistanceForm(),
+            text=("reason",),
+            echoes=False,
+        ),
+    ),
+    vaesen_forms.InjuryForm: (
+        Target(
+            "vaesen:injury-create",
+            lambda w: w.vaesen_url("vaesen:injury-create", w.vaesen.pc.pk),
+            "gm",
+            lambda w: {
+                "kind": "físico",
+                "roll": "36",
+                "name": "Pierna rota",
+                "effect": "Cojea",
+                "time_limit": "un día",
+                "reason": "La caída",
+            },
+            lambda w: vaesen_forms.InjuryForm(),
+            text=("name", "effect", "time_limit", "reason"),
+            numbers=("roll",),
+        ),
+    ),
+    vaesen_forms.TerrorEndForm: (
+        Target(
+            "vaesen:terror-update",
+            lambda w: w.vaesen_url("vaesen:terror-update", w.terrified.pk),
+            "gm",
+            lambda w: {"reason": "Pasaron los asaltos"},
+            lambda w: vaesen_forms.TerrorEndForm(),
+            text=("reason",),
+            echoes=False,
+        ),
+    ),
+    vaesen_forms.TreatedForm: (
+        Target(
+            "vaesen:injury-update",
+            lambda w: w.vaesen_url("vaesen:injury-update", w.vaesen.pc.pk, w.vaesen_injury.pk),
+            "gm",
+            lambda w: {"treated": "1", "reason": "La vendó Gustav"},
+            lambda w: vaesen_forms.TreatedForm(),
+            text=("reason",),
+            echoes=False,
+        ),
+    ),
+    # --- Vaesen: the rolls (a test is a row of the table's post form)
+    vaesen_roll_forms.PoolRollForm: (
+        Target(
+            "table:post-create",
+            lambda w: reverse("table:post-create", args=[w.vaesen.campaign.slug, w.vaesen.scene.pk]),
+            "ana",
+            _vaesen_test_data,
+            lambda w: vaesen_roll_forms.PoolRollForm(prefix="tirada-0"),
+            text=("purpose", "client_seed"),
+            numbers=("helpers", "modifier", "needed"),
+            prefix="tirada-0",
+        ),
+        Target(
+            "table:post-create",
+            lambda w: reverse("table:post-create", args=[w.vaesen.campaign.slug, w.vaesen.scene.pk]),
+            "gm",
+            _vaesen_pool_data,
+            lambda w: vaesen_roll_forms.PoolRollForm(prefix="tirada-0", npcs={str(w.vaesen.npc.pk): w.vaesen.npc}),
+            text=("purpose",),
+            numbers=("free_pool",),
+            prefix="tirada-0",
+        ),
+    ),
+    vaesen_roll_forms.PushForm: (
+        Target(
+            "vaesen:push",
+            lambda w: reverse("vaesen:push", args=[w.failed_test.pk]),
+            "ana",
+            lambda w: {"condition": "Magullado", "client_seed": client_seed()},
+            lambda w: vaesen_roll_forms.PushForm(free=["Exhausto", "Magullado", "Herido"]),
+            text=("client_seed",),
+        ),
+    ),
+    vaesen_roll_forms.InjuryForm: (
+        Target(
+            "vaesen:injury",
+            lambda w: reverse("vaesen:injury", args=[w.breaking_push.pk]),
+            "ana",
+            lambda w: {"client_seed": client_seed()},
+            lambda w: vaesen_roll_forms.InjuryForm(),
+            text=("client_seed",),
+            echoes=False,
+        ),
+    ),
+    # --- Vaesen: fear tests and opposed rolls (the answers' refusals come back as a message)
+    vaesen_fear_forms.FearStartForm: (
+        Target(
+            "vaesen:fear-start",
+            lambda w: _vaesen_scene_url(w, "vaesen:fear-start"),
+            "gm",
+            lambda w: {
+                "creature": "",
+                "fear": "3",
+                "against": "Un grito en el molino",
+                "characters": str(w.vaesen.pc.pk),
+            },
+            lambda w: vaesen_fear_forms.FearStartForm(characters=[w.vaesen.pc]),
+            text=("against",),
+            numbers=("fear",),
+        ),
+    ),
+    vaesen_fear_forms.FearRollForm: (
+        Target(
+            "vaesen:fear-roll",
+            lambda w: _vaesen_scene_url(w, "vaesen:fear-roll", w.fear_test["id"], w.vaesen.pc.pk),
+            "ana",
+            lambda w: {"attribute": "lógica", "client_seed": client_seed()},
+            lambda w: vaesen_fear_forms.FearRollForm(),
+            text=("client_seed",),
+        ),
+    ),
+    vaesen_fear_forms.TerrorForm: (
+        Target(
+            "vaesen:fear-terror",
+            lambda w: _vaesen_scene_url(w, "vaesen:fear-terror", w.failed_fear.pk),
+            "ana",
+            lambda w: {"reaction": "Huida", "client_seed": client_seed()},
+            lambda w: vaesen_fear_forms.TerrorForm(),
+            text=("client_seed",),
+        ),
+    ),
+    vaesen_fear_forms.SeedForm: (
+        Target(
+            "vaesen:opposed-roll",
+            lambda w: _vaesen_scene_url(w, "vaesen:opposed-roll", w.opposed["id"], 0),
+            "ana",
+            lambda w: {"client_seed": client_seed()},
+            lambda w: vaesen_fear_forms.SeedForm(),
+            text=("client_seed",),
+        ),
+    ),
+    vaesen_fear_forms.OpposedStartForm: (
+        Target(
+            "vaesen:opposed-start",
+            lambda w: _vaesen_scene_url(w, "vaesen:opposed-start"),
+            "gm",
+            _vaesen_opposed_data,
+            lambda w: vaesen_fear_forms.OpposedStartForm(characters=[w.vaesen.pc, w.vaesen.npc]),
+            text=("purpose",),
+            numbers=("pool_1", "pool_2"),
+        ),
+    ),
+    # --- Vaesen: the «Curación» panel (V28–V30)
+    vaesen_healing_forms.TreatmentForm: (
+        Target(
+            "vaesen:healing-treatment",
+            lambda w: _vaesen_scene_url(w, "vaesen:healing-treatment"),
+            "ana",
+            lambda w: {"healer": str(w.vaesen.pc.pk), "injury": str(w.vaesen_injury.pk), "client_seed": client_seed()},
+            lambda w: vaesen_healing_forms.TreatmentForm(healers=[w.vaesen.pc], injuries=[w.vaesen_injury]),
+            text=("client_seed",),
+        ),
+    ),
+    vaesen_healing_forms.HealingForm: (
+        Target(
+            "vaesen:healing-heal",
+            lambda w: _vaesen_scene_url(w, "vaesen:healing-heal"),
+            "bruno",
+            lambda w: {
+                "healer": str(w.karl.pk),
+                "skill": "Medicina",
+                "patients": str(w.vaesen.pc.pk),
+                "client_seed": client_seed(),
+            },
+            lambda w: vaesen_healing_forms.HealingForm(healers=[w.karl], patients=[w.vaesen.pc]),
+            text=("client_seed",),
+        ),
+    ),
+    vaesen_healing_forms.RecoveryForm: (
+        Target(
+            "vaesen:healing-recovery",
+            lambda w: _vaesen_scene_url(w, "vaesen:healing-recovery"),
+            "ana",
+            lambda w: {"character": str(w.vaesen.pc.pk), "kind": "físico", "client_seed": client_seed()},
+            lambda w: vaesen_healing_forms.RecoveryForm(healers=[w.vaesen.pc]),
+            text=("client_seed",),
+        ),
+    ),
+    # --- Vaesen: the GM's options (the injury tables, V13)
+    vaesen_options_forms.VaesenOptionsForm: (
+        Target(
+            "vaesen:campaign-options",
+            lambda w: w.vaesen_url("vaesen:campaign-options"),
+            "gm",
+            _vaesen_options_data,
+            lambda w: vaesen_options_forms.VaesenOptionsForm(campaign=w.vaesen.campaign),
+            text=("injuries_physical", "injuries_mental"),
+        ),
+    ),
+    # --- Vaesen: combat. Its only typed field is the reactor's id (see IDS and
+    # test_a_huge_vaesen_reactor_id_is_a_spanish_refusal).
+    vaesen_combat.ReactForm: (
+        Target(
+            "vaesen:combat-react",
+            lambda w: _vaesen_scene_url(w, "vaesen:combat-react", w.vaesen_action.pk),
+            "gm",
+            lambda w: {"reaction": VaesenAction.Reaction.NONE, "reactor": str(w.vaesen_action.target_id)},
+            lambda w: vaesen_combat.ReactForm(),
+            echoes=False,
+        ),
+    ),
 }
 
 # Forms with no field a user types text or a number into: only choices,
@@ -952,6 +1548,14 @@ NOT_TYPED = {
     CombatStartForm: "checkboxes",
     CombatantAddForm: "a choice",
     CombatantStateForm: "checkboxes",
+    # As HITOS's: the file's content goes through the Vaesen SheetForm, its
+    # formsets and InjuryForm (test_an_imported_vaesen_sheet_with_an_over_long_line_is_refused).
+    vaesen_forms.ImportForm: "a file",
+    vaesen_combat.CombatStartForm: "checkboxes",
+    vaesen_combat.CombatantAddForm: "a choice",
+    vaesen_combat.AmbushForm: "choices and checkboxes",
+    vaesen_combat.SwapForm: "two choices",
+    vaesen_combat.DeclareForm: "choices and a checkbox",
 }
 
 # Text areas "one per line" whose lines are each stored as a row: the limit
@@ -962,6 +1566,7 @@ LINES = {
     (SheetForm, "complications"): max_length_of(Aspect, "phrase"),
     (SheetForm, "secuelas_temporales"): SECUELA_MAX,
     (SheetForm, "secuelas_permanentes"): SECUELA_MAX,
+    **{(vaesen_forms.SheetForm, name): vaesen_forms.LINE_MAX for name in vaesen_forms.LIST_FIELDS},
 }
 
 # Number fields the rules check (H29: 1 to 10), with the rules' message.
@@ -972,7 +1577,12 @@ RULED_NUMBERS = {
 }
 
 # Integer fields that are ids looked up, never stored as typed.
-IDS = {(PostForm, "quote_of"), (TablePostForm, "quote_of"), (TablePostForm, "answers")}
+IDS = {
+    (PostForm, "quote_of"),
+    (TablePostForm, "quote_of"),
+    (TablePostForm, "answers"),
+    (vaesen_combat.ReactForm, "reactor"),
+}
 
 
 def _email(w: World, length: int) -> str:
@@ -985,6 +1595,21 @@ def _notation(w: World, length: int) -> str:
     if length % 2:
         return "1d6" + "+1" * ((length - 3) // 2)
     return "1d6" + "+1" * ((length - 6) // 2) + "+10"
+
+
+def _injury_table(w: World, length: int) -> str:
+    """A valid table of ``length`` characters: at the form's limit, the 36
+    rows «11-11 | name | effect | time limit» with each part at its column's
+    limit and a browser's line break after each; over the limit, one more
+    row that is not one (the length is refused before the rows are read)."""
+    rows = [
+        f"{value}-{value} | {'n' * max_length_of(VaesenInjury, 'name')} | {'e' * max_length_of(VaesenInjury, 'effect')}"
+        f" | {'p' * max_length_of(VaesenInjury, 'time_limit')}"
+        for value in vaesen_tables.D66_VALUES
+    ]
+    text = "".join(f"{row}\r\n" for row in rows)
+    assert len(rows) == vaesen_tables.MAX_ROWS and len(text) == vaesen_options_forms.TABLE_MAX_LENGTH <= length
+    return text + "x" * (length - len(text))
 
 
 def _code(w: World, length: int) -> str:
@@ -1004,6 +1629,8 @@ VALUES: dict[tuple[type, str], Callable[[World, int], str]] = {
     (WeaponForm, "damage_code"): _code,
     (RollRequestForm, "skill"): lambda w, length: w.skill_named(length),
     (SecretRollForm, "skill"): lambda w, length: w.skill_named(length),
+    (vaesen_options_forms.VaesenOptionsForm, "injuries_physical"): _injury_table,
+    (vaesen_options_forms.VaesenOptionsForm, "injuries_mental"): _injury_table,
 }
 
 # Fields sent at their limit whose text is not stored as typed.
@@ -1011,6 +1638,9 @@ NOT_STORED_WHOLE = {
     (TablePostForm, "answer_seed"): "it only seeds the answer to a GM's request",
     (OpposedStartForm, "client_seed"): "each round's seed is made from its first 56 characters",
     (SearchForm, "q"): "a search stores nothing",
+    # See test_a_vaesen_injury_table_of_36_rows_at_their_limits_is_saved.
+    (vaesen_options_forms.VaesenOptionsForm, "injuries_physical"): "read into rows, each stored as a JSON list",
+    (vaesen_options_forms.VaesenOptionsForm, "injuries_mental"): "read into rows, each stored as a JSON list",
 }
 # Fields not sent at their limit.
 NOT_AT_LIMIT = {
@@ -1018,6 +1648,7 @@ NOT_AT_LIMIT = {
     (BackgroundPasswordResetForm, "email"): "a reset request stores nothing typed: it mails an account, if one has it",
     (PostRollForm, "difficulty"): "read as a number or a word of the scale: no text of 40 characters is one",
     (RollRequestForm, "difficulty"): "read as a number or a word of the scale: no text of 40 characters is one",
+    (vaesen_forms.ConditionForm, "do"): "a button's value, «marcar:Herido» and the like: none is 40 characters long",
 }
 
 
@@ -1121,6 +1752,15 @@ def _visible(field: forms.Field) -> bool:
     return not isinstance(field.widget, forms.HiddenInput)
 
 
+def _label(form_class) -> str:
+    """A form's name in the test ids: a system other than HITOS names its
+    package and feature (Vaesen has a SheetForm and two InjuryForms too)."""
+    module = form_class.__module__
+    if module.startswith("systems.") and not module.startswith("systems.hitos."):
+        return f"{module.removeprefix('systems.').removesuffix('.forms')}.{form_class.__name__}"
+    return form_class.__name__
+
+
 def _cases(attribute: str, *, refused: bool = True, skip=()) -> list:
     """One case per (form, target, field); over the limit, a target's known
     gap is a strict xfail (once fixed, the case fails until the note goes)."""
@@ -1129,7 +1769,7 @@ def _cases(attribute: str, *, refused: bool = True, skip=()) -> list:
             form_class,
             target,
             name,
-            id=f"{form_class.__name__}-{target.view.split(':')[1]}-{name}",
+            id=f"{_label(form_class)}-{target.view.split(':')[1]}-{name}",
             marks=[pytest.mark.xfail(reason=target.gap, strict=True)] if refused and target.gap else [],
         )
         for form_class, targets in FORMS.items()
@@ -1202,7 +1842,7 @@ def _typed_fields(form_class, form: forms.BaseForm) -> tuple[set[str], set[str]]
     return text, numbers
 
 
-@pytest.mark.parametrize("form_class", [pytest.param(f, id=f.__name__) for f in FORMS])
+@pytest.mark.parametrize("form_class", [pytest.param(f, id=_label(f)) for f in FORMS])
 def test_the_registry_lists_every_text_and_number_field(world, form_class):
     """Between them, a form's targets name each of its text and number fields
     (one target may be the GM's view of a form with GM-only fields)."""
@@ -1340,6 +1980,136 @@ def test_an_imported_sheet_with_an_over_long_complication_is_refused(world):
     client.post(url, {"file": _export_file(world, complications=["x" * 200])})
     imported = Character.objects.filter(owner=world.bruno, name=world.ines.name).get()
     assert imported.aspects.get(kind=Aspect.Kind.COMPLICATION).phrase == "x" * 200
+
+
+def test_a_vaesen_list_is_limited_in_all_as_well_as_by_line(world):
+    """The sheet keeps a "one per line" list in a JSON list, which has no
+    length of its own: lines of 200 characters at most, 4000 in all."""
+    assert (vaesen_forms.LINE_MAX, vaesen_forms.LINES_MAX) == (200, 4000)
+    lines = ["t" * 200] + ["t" * 199] * 19
+    at_limit = "\n".join(lines)
+    assert len(at_limit) == 4000
+    client = world.client("ana")
+    url = world.vaesen_url("sheets:sheet-create")
+    before = _snapshot()
+
+    refused = client.post(url, _vaesen_sheet_data(world, talents=at_limit + "t"))
+
+    assert refused.status_code == 200
+    assert escape("Demasiado largo: como mucho 4000 caracteres (has escrito 4001).") in refused.content.decode()
+    assert _snapshot() == before
+
+    accepted = client.post(url, _vaesen_sheet_data(world, talents=at_limit))
+    assert accepted.status_code == 302
+    assert Character.objects.get(name="Gustav Lind").vaesen.talents == lines
+
+
+def _vaesen_export_file(world: World, **changes) -> SimpleUploadedFile:
+    sheet = vaesen_sheet_services.sheet_export(world.vaesen.pc, include_gm_notes=False)
+    sheet.update(**changes)
+    return SimpleUploadedFile("elsa.json", json.dumps(sheet).encode(), content_type="application/json")
+
+
+def _vaesen_weapon(name: str) -> list[dict]:
+    return [{"name": name, "skill": "Fuerza", "damage": 1, "bonus": 0, "range": ""}]
+
+
+def _vaesen_injury(name: str) -> list[dict]:
+    return [{"kind": "físico", "roll": 36, "name": name, "effect": "", "time_limit": ""}]
+
+
+@pytest.mark.parametrize(
+    ("field", "over", "message", "fits", "stored"),
+    [
+        pytest.param(
+            "talents",
+            ["x" * 201],
+            "Talentos: La línea 1 es demasiado larga: como mucho 200 caracteres (tiene 201).",
+            ["x" * 200],
+            lambda sheet: sheet.talents,
+            id="talent",
+        ),
+        pytest.param(
+            "weapons",
+            _vaesen_weapon("x" * 81),
+            "Demasiado largo: como mucho 80 caracteres (has escrito 81).",
+            _vaesen_weapon("x" * 80),
+            lambda sheet: [
+                {"name": w.name, "skill": w.skill, "damage": 1, "bonus": 0, "range": ""} for w in sheet.weapons.all()
+            ],
+            id="weapon",
+        ),
+        pytest.param(
+            "injuries",
+            _vaesen_injury("x" * 121),
+            "Herida crítica 1: Demasiado largo: como mucho 120 caracteres (has escrito 121).",
+            _vaesen_injury("x" * 120),
+            lambda sheet: [
+                {"kind": i.kind, "roll": i.roll, "name": i.name, "effect": "", "time_limit": ""}
+                for i in sheet.injuries.all()
+            ],
+            id="injury",
+        ),
+    ],
+)
+def test_an_imported_vaesen_sheet_with_an_over_long_text_is_refused(world, field, over, message, fits, stored):
+    """An import goes through the sheet form, its formsets and the injury
+    form: an over-long text in the file is a Spanish error and nothing is
+    saved; at the limit it is imported whole."""
+    client = world.client("bruno")
+    url = world.vaesen_url("sheets:sheet-import")
+    before = _snapshot()
+
+    refused = client.post(url, {"file": _vaesen_export_file(world, **{field: over})})
+
+    assert refused.status_code == 200
+    assert escape(message) in refused.content.decode()
+    assert _snapshot() == before
+
+    assert client.post(url, {"file": _vaesen_export_file(world, **{field: fits})}).status_code == 302
+    assert stored(Character.objects.get(owner=world.bruno, name="Elsa").vaesen) == fits
+
+
+def test_a_vaesen_injury_table_of_36_rows_at_their_limits_is_saved(world):
+    """V13 — the options' length limit lets through the longest table the
+    page reads: 36 rows with a name, effect and time limit each as long as
+    its column, every one stored; one character more is a Spanish error."""
+    client = world.client("gm")
+    url = world.vaesen_url("vaesen:campaign-options")
+    limit = vaesen_options_forms.TABLE_MAX_LENGTH
+    assert limit == 36 * (len("11-66 | ") + 120 + len(" | ") + 2000 + len(" | ") + 80 + len("\r\n"))
+    table = _injury_table(world, limit)
+
+    response = client.post(url, {**_vaesen_options_data(world), "injuries_mental": table})
+
+    assert response.status_code == 302, _problems(response)
+    world.vaesen.campaign.refresh_from_db()
+    rows = vaesen_tables.injury_table(world.vaesen.campaign, "mental")
+    assert [(row.low, row.high) for row in rows] == [(value, value) for value in vaesen_tables.D66_VALUES]
+    assert {(row.name, row.effect, row.time_limit) for row in rows} == {("n" * 120, "e" * 2000, "p" * 80)}
+
+    before = _snapshot()
+    response = client.post(url, {**_vaesen_options_data(world), "injuries_mental": _injury_table(world, limit + 1)})
+    assert response.status_code == 200
+    assert escape(f"Demasiado largo: como mucho {limit} caracteres (has escrito {limit + 1}).") in (
+        response.content.decode()
+    )
+    assert _snapshot() == before
+
+
+def test_a_huge_vaesen_reactor_id_is_a_spanish_refusal(world):
+    """V21 — the reactor is a combatant's id, looked up in the action's
+    combat: a number no row has is «not in this combat», not a server error."""
+    action = world.vaesen_action
+    url = _vaesen_scene_url(world, "vaesen:combat-react", action.pk)
+    client = world.client("gm")
+    before = _snapshot()
+
+    response = client.post(url, {"reaction": VaesenAction.Reaction.NONE, "reactor": "9" * 30}, follow=True)
+
+    assert response.status_code == 200
+    assert "Ese personaje no está en este combate." in response.content.decode()
+    assert _snapshot() == before
 
 
 def test_an_exposure_rolls_with_the_longest_description_and_name(world):

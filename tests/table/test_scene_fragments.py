@@ -21,13 +21,13 @@ from campaigns import services as forum
 from campaigns.models import Membership, Post, Role, Scene
 from campaigns.permissions import campaign_access
 from rolls.models import RollEntry
+from sheets.models import Character
 from systems.hitos.activations import services as activations
 from systems.hitos.checks.services import check_setup, table_check
 from systems.hitos.secret import services as secret
 from systems.hitos.system import request_facts
 from table.roll_requests import services as roll_requests
 from tests.conftest import make_world
-from sheets.models import Character
 from tests.factories import CharacterFactory, SkillFactory, client_seed, write
 
 # What a page shows of posts and their rolls comes from these tables.

@@ -479,6 +479,14 @@ def import_play_state(data: dict[str, Any]) -> PlayState:
     lost = data.get("resistance_lost", 0)
     if type(lost) is not int or lost < 0:
         raise forms.ValidationError(shape % {"what": _("Resistencia perdida")})
+    # Files exported before these two existed have neither: nothing owed.
+    unspent = data.get("resistance_unspent", 0)
+    if type(unspent) is not int or not 0 <= unspent <= lost:
+        raise forms.ValidationError(shape % {"what": _("Resistencia perdida")})
+    pending = data.get("pending_injuries", [])
+    kinds = {kind.value for kind in ConditionKind}
+    if not isinstance(pending, list) or len(pending) > IMPORTED_INJURIES_MAX or not set(pending) <= kinds:
+        raise forms.ValidationError(shape % {"what": _("Heridas críticas por tirar")})
     injuries = []
     raw = _list(data.get("injuries"))
     if len(raw) > IMPORTED_INJURIES_MAX:
@@ -499,6 +507,8 @@ def import_play_state(data: dict[str, Any]) -> PlayState:
         injuries=injuries,
         terrified_rounds=rounds,
         terror_reaction=reaction,
+        resistance_unspent=unspent,
+        pending_injuries=pending,
     )
 
 

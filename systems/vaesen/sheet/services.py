@@ -53,6 +53,10 @@ class PlayState:
     # V27 — Aterrorizado: rounds (0: not) and the reaction chosen.
     terrified_rounds: int = 0
     terror_reaction: str = ""
+    # V20 (the "next test" reading) — the points lost since the NPC's last test.
+    resistance_unspent: int = 0
+    # V10 — the critical injuries owed and not rolled yet ("físico", "mental").
+    pending_injuries: list[str] = field(default_factory=list)
 
 
 def _apply_fields(character: Character, sheet: VaesenSheet, data: SheetData) -> None:
@@ -71,6 +75,8 @@ def _sync_rows(sheet: VaesenSheet, data: SheetData) -> None:
 def _restore_play(sheet: VaesenSheet, play: PlayState) -> None:
     sheet.set_conditions(play.conditions)
     sheet.resistance_lost = min(play.resistance_lost, sheet.resistance or 0)
+    sheet.resistance_unspent = min(play.resistance_unspent, sheet.resistance_lost)
+    sheet.pending_injuries = list(play.pending_injuries)
     sheet.terrified_rounds, sheet.terror_reaction = play.terrified_rounds, play.terror_reaction
     sheet.save()
     for injury in play.injuries:
@@ -555,6 +561,8 @@ def sheet_export(character: Character, *, include_gm_notes: bool) -> dict[str, A
         "conditions": _snapshot(sheet),
         "terror": _terror_snapshot(sheet),
         "resistance_lost": sheet.resistance_lost,
+        "resistance_unspent": sheet.resistance_unspent,
+        "pending_injuries": list(sheet.pending_injuries),
         "injuries": [
             {
                 "kind": i.kind,

@@ -71,6 +71,30 @@ def test_the_gm_round_trips_an_npc_with_its_resistencia(vaesen_world):
     assert "Solo la dirección puede importar PNJ." in response.content.decode()
 
 
+def test_v10_v20_the_injuries_owed_and_the_points_lost_since_the_last_test_travel_too(vaesen_world):
+    w = vaesen_world
+    npc = w.npc.vaesen
+    npc.resistance_lost, npc.resistance_unspent, npc.pending_injuries = 2, 1, ["físico"]
+    npc.save()
+    data = _export(w.client("gm"), w, w.npc)
+    assert (data["resistance_unspent"], data["pending_injuries"]) == (1, ["físico"])
+    data["name"] = "Molinero importado"
+    assert _import(w.client("gm"), w, data).status_code == 302
+    copy = VaesenSheet.objects.get(character__name="Molinero importado")
+    assert (copy.resistance_lost, copy.resistance_unspent, copy.pending_injuries) == (2, 1, ["físico"])
+    # Files exported before these fields existed still import, with nothing owed.
+    older = {k: v for k, v in data.items() if k not in ("resistance_unspent", "pending_injuries")}
+    older["name"] = "Molinero antiguo"
+    assert _import(w.client("gm"), w, older).status_code == 302
+    old = VaesenSheet.objects.get(character__name="Molinero antiguo")
+    assert (old.resistance_unspent, old.pending_injuries) == (0, [])
+    count = Character.objects.count()
+    for bad in ({"pending_injuries": ["espiritual"]}, {"resistance_unspent": 3}, {"pending_injuries": "físico"}):
+        page = _import(w.client("gm"), w, {**data, "name": "Malo", **bad}).content.decode()
+        assert "el formato no es el de una ficha exportada" in page
+    assert Character.objects.count() == count
+
+
 def test_a_broken_file_is_refused_in_spanish_and_nothing_is_made(vaesen_world):
     w = vaesen_world
     data = _export(w.client("player"), w, w.pc)

@@ -9,6 +9,8 @@ not see a sheet) get 404, members without the right get 403.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.views import redirect_to_login
@@ -16,12 +18,14 @@ from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
 from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.utils.cache import patch_vary_headers
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods, require_safe
 
+from campaigns import fragments
 from campaigns.models import Campaign
-from campaigns.permissions import campaign_access, can_view_campaign
-from hitos_site.htmx import HtmxHttpRequest, page_or_fragment
+from campaigns.permissions import Access, campaign_access, can_view_campaign
+from hitos_site.htmx import HtmxHttpRequest, page_or_fragment, wants_fragment
 from sheets import kinds
 from sheets import permissions as perms
 from sheets.forms import SheetOptionsForm
@@ -53,6 +57,42 @@ def system_page(request: HtmxHttpRequest, slug: str, page: str, **kwargs) -> Htt
     if view is None:
         raise Http404
     return view(request, campaign, **kwargs)
+
+
+def cached_sheet_page(
+    request: HtmxHttpRequest,
+    campaign: Campaign,
+    character_id: int,
+    *,
+    name: str,
+    in_play: str,
+    template: str,
+    build: Callable[[str, Access], dict],
+) -> HttpResponse:
+    """A system's sheet as the cache keeps it for this reader
+    (``campaigns.fragments``) until anything it shows changes: the part in
+    play (``in_play``) for an htmx swap, else the whole sheet inside
+    ``template``. ``build(part, access)`` makes the part (``{"html",
+    "title"}``) and decides who may see it, so the key holds the reader and
+    the content versions everything it reads moves; ``name`` tells the
+    systems' fragments apart."""
+    content_versions = fragments.versions(fragments.campaign_scope(campaign.pk), fragments.PEOPLE)
+    access = fragments.reader_access(request.user, campaign, content_versions[0])
+    if not can_view_campaign(access):
+        raise Http404
+    part = in_play if wants_fragment(request) else "sheet-page"
+    key = fragments.key(
+        f"{name}{part}", campaign.pk, character_id, *content_versions, fragments.viewer(request.user, access.standing)
+    )
+    page = fragments.cached(key, lambda: build(part, access))
+    content = fragments.with_csrf(request, page["html"])
+    if part == in_play:
+        response = HttpResponse(content)
+    else:
+        context = {"campaign": campaign, "character": {"name": page["title"]}, "content": content}
+        response = render(request, template, context)
+    patch_vary_headers(response, ("HX-Request",))
+    return response
 
 
 def _sheets_access(request: HtmxHttpRequest, slug: str):

@@ -38,7 +38,7 @@ from rules.hitos_health import HealthState, MentalState
 from sheets import permissions as perms
 from sheets import services as core
 from sheets.models import CampaignSheetOptions, Character, SheetEvent
-from sheets.views import sheet_campaign
+from sheets.views import cached_sheet_page, sheet_campaign
 from systems.hitos.campaign import rules_options_or_defaults
 from systems.hitos.models import CHARACTERISTIC_FIELDS, Aspect, SceneAspect
 from systems.hitos.sheet import services
@@ -486,27 +486,15 @@ def sheet_detail(request: HtmxHttpRequest, campaign: Campaign, character_id: int
     made: the key holds the reader and everything the decision reads."""
     if campaign.system != SYSTEM:
         raise Http404
-    content_versions = fragments.versions(fragments.campaign_scope(campaign.pk), fragments.PEOPLE)
-    access = fragments.reader_access(request.user, campaign, content_versions[0])
-    if not can_view_campaign(access):
-        raise Http404
-    part = "sheet-meters" if wants_fragment(request) else "sheet-page"
-    key = fragments.key(
-        part,
-        campaign.pk,
+    return cached_sheet_page(
+        request,
+        campaign,
         character_id,
-        *content_versions,
-        fragments.viewer(request.user, access.standing),
+        name="",
+        in_play="sheet-meters",
+        template="hitos/sheet/sheet_detail.html",
+        build=lambda part, access: _sheet_page(request, campaign, character_id, part, access),
     )
-    page = fragments.cached(key, lambda: _sheet_page(request, campaign, character_id, part, access))
-    content = fragments.with_csrf(request, page["html"])
-    if part == "sheet-meters":
-        response = HttpResponse(content)
-    else:
-        context = {"campaign": campaign, "character": {"name": page["title"]}, "content": content}
-        response = render(request, "hitos/sheet/sheet_detail.html", context)
-    patch_vary_headers(response, ("HX-Request",))
-    return response
 
 
 @login_required

@@ -24,7 +24,6 @@ from django.db.models import Prefetch
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.template.loader import render_to_string
-from django.utils.cache import patch_vary_headers
 from django.utils.text import slugify
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods, require_POST, require_safe
@@ -33,12 +32,12 @@ from accounts.limits import refusal_message
 from campaigns import fragments
 from campaigns.models import Campaign
 from campaigns.permissions import Access, campaign_access, can_view_campaign
-from hitos_site.htmx import HtmxHttpRequest, page_or_fragment, wants_fragment
+from hitos_site.htmx import HtmxHttpRequest, page_or_fragment
 from rules.vaesen import CONDITION_NAMES, ConditionKind, NpcPenalty, npc_dice_penalty
 from sheets import permissions as perms
 from sheets import services as core
 from sheets.models import CampaignSheetOptions, Character
-from sheets.views import sheet_campaign
+from sheets.views import cached_sheet_page, sheet_campaign
 from systems.vaesen.models import VaesenInjury, VaesenSheet
 from systems.vaesen.options.tables import npc_penalty
 from systems.vaesen.rolls.services import roll_sheet_injury
@@ -345,27 +344,15 @@ def sheet_detail(request: HtmxHttpRequest, campaign: Campaign, character_id: int
     made: the key holds the reader and everything the decision reads."""
     if campaign.system != SYSTEM:
         raise Http404
-    content_versions = fragments.versions(fragments.campaign_scope(campaign.pk), fragments.PEOPLE)
-    access = fragments.reader_access(request.user, campaign, content_versions[0])
-    if not can_view_campaign(access):
-        raise Http404
-    part = "sheet-play" if wants_fragment(request) else "sheet-page"
-    key = fragments.key(
-        f"vaesen-{part}",
-        campaign.pk,
+    return cached_sheet_page(
+        request,
+        campaign,
         character_id,
-        *content_versions,
-        fragments.viewer(request.user, access.standing),
+        name="vaesen-",
+        in_play="sheet-play",
+        template="vaesen/sheet/sheet_detail.html",
+        build=lambda part, access: _sheet_page(request, campaign, character_id, part, access),
     )
-    page = fragments.cached(key, lambda: _sheet_page(request, campaign, character_id, part, access))
-    content = fragments.with_csrf(request, page["html"])
-    if part == "sheet-play":
-        response = HttpResponse(content)
-    else:
-        context = {"campaign": campaign, "character": {"name": page["title"]}, "content": content}
-        response = render(request, "vaesen/sheet/sheet_detail.html", context)
-    patch_vary_headers(response, ("HX-Request",))
-    return response
 
 
 @login_required

@@ -58,6 +58,7 @@ INSTALLED_APPS = [
     "table",
     "systems.hitos",
     "systems.vaesen",
+    "systems.aventuras",
     "demo",
 ]
 

@@ -13,6 +13,7 @@ urlpatterns = [
     path("", include("table.urls")),
     path("", include("systems.hitos.urls")),
     path("", include("systems.vaesen.urls")),
+    path("", include("systems.aventuras.urls")),
     path("idioma/", account_views.language_set, name="language-set"),
     path("admin/", admin.site.urls),
 ]

@@ -29,6 +29,16 @@ HERO_EXTRA_DICE = 2
 EXPERIENCE_PER_HERO_POINT = 2
 MAX_PROBABILITY_DICE = 100
 
+# A1 — the attributes S004 names («Cachas», «Majo», «Espabilado», and
+# «Cerebrito» for «ciencia» and «curar»); the acting attribute is the GM's call.
+ATTRIBUTES = ("cachas", "cerebrito", "espabilado", "majo")
+# A1 — every action is physical, mental or social (S004 «Las acciones pueden ser de tres tipos»).
+ACTION_KINDS = ("física", "mental", "social")
+# A8/A10 — S004 has no difficulty guide; these are the only words it gives:
+# «Las acciones más fáciles tendrán dificultad 0» and «La dificultad es 2.
+# ¡Esta acción es dificililla!». Other difficulties have no word.
+DIFFICULTY_WORDS = {0: "de las más fáciles", 2: "dificililla"}
+
 
 class Outcome(StrEnum):
     FAILURE = "fallo"

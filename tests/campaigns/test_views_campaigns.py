@@ -49,17 +49,22 @@ def test_signed_in_user_creates_a_campaign_with_its_offgame_scene(user_client, u
 
 
 def test_the_campaign_form_offers_only_the_installed_game_systems(user_client, user):
-    """Issue 12: the systems come from the registry (HITOS and, since issue 15,
-    Vaesen); one not installed is refused in Spanish and the typed title stays."""
+    """Issue 12: the systems come from the registry (HITOS and, since issues 15
+    and 16, Vaesen and Hora de Aventuras); one not installed is refused in
+    Spanish and the typed title stays."""
     page = user_client.get(reverse("campaigns:campaign-create"))
-    assert [value for value, _label in page.context["form"].fields["system"].choices] == ["hitos", "vaesen"]
+    assert [value for value, _label in page.context["form"].fields["system"].choices] == [
+        "hitos",
+        "vaesen",
+        "aventuras",
+    ]
     response = user_client.post(
         reverse("campaigns:campaign-create"),
-        {"title": "Niebla en Toledo", "system": "aventuras", "visibility": "private", "status": "recruiting"},
+        {"title": "Niebla en Toledo", "system": "pasapalabra", "visibility": "private", "status": "recruiting"},
     )
     assert response.status_code == 200
     assert not Campaign.objects.filter(gm=user).exists()
-    assert "aventuras" in response.context["form"].errors["system"][0]
+    assert "pasapalabra" in response.context["form"].errors["system"][0]
     assertContains(response, 'value="Niebla en Toledo"')
 
 

@@ -29,7 +29,7 @@ def _temporary(character, duration):
 
 def test_hitos_is_registered_under_the_key_campaigns_store():
     assert isinstance(systems.get("hitos"), Hitos)
-    assert [s.key for s in systems.installed()] == ["hitos", "vaesen"]
+    assert [s.key for s in systems.installed()] == ["hitos", "vaesen", "aventuras"]
     assert systems.for_game({"system": "hitos"}) is systems.get("hitos")
     assert systems.for_game({"system": "free"}) is None
     assert systems.for_game({}) is None
@@ -65,7 +65,7 @@ def test_the_log_pages_say_plainly_when_no_table_registered_a_card(monkeypatch):
 
 
 def test_a_campaign_of_a_system_not_installed_has_posts_but_no_roll_rows(play):
-    Campaign.objects.filter(pk=play.campaign.pk).update(system="aventuras")
+    Campaign.objects.filter(pk=play.campaign.pk).update(system="pasapalabra")
     scene_url = play.scene.get_absolute_url()
     page = client_for(play.ana).get(scene_url)
     assert page.status_code == 200

@@ -1,0 +1,3 @@
+"""The Hora de Aventuras sheet pages (served at the shared sheet addresses)."""
+
+PAGES: dict = {}

@@ -24,7 +24,8 @@ from campaigns.models import Post
 from rules import aventuras
 from rules.aventuras import HeroGain, HeroSpend
 from sheets.models import Character
-from systems.aventuras.models import AventurasSheet, HeroMove
+from sheets.services import sheet_log
+from systems.aventuras.models import AventurasEvent, AventurasSheet, HeroMove
 
 
 def use_word(use: HeroSpend | str) -> str:
@@ -129,7 +130,7 @@ def spend(
     sheet.save(update_fields=["hero_points", "experience"])
     try:
         with transaction.atomic():
-            return HeroMove.objects.create(
+            move = HeroMove.objects.create(
                 campaign_id=character.campaign_id,
                 character=character,
                 scene=scene,
@@ -151,6 +152,24 @@ def spend(
             % {"use": use_word(use)},
             code="same_use",
         ) from None
+    summary = _("Gasta un punto de Héroe en «%(use)s»") % {"use": use_word(use)}
+    if with_experience:
+        summary = _("Compra un punto de Héroe con 2 PX y lo gasta en «%(use)s»") % {"use": use_word(use)}
+    _history(character, by, move, summary + (f": {detail}" if detail else ""), why)
+    return move
+
+
+def _history(character: Character, by, move: HeroMove, summary: str, why: str) -> None:
+    """The move in the sheet's history too (who, when, what, why)."""
+    sheet_log(
+        character,
+        character.campaign,
+        by,
+        AventurasEvent.HERO,
+        summary,
+        reason=why,
+        after={"hero_points": move.points_after},
+    )
 
 
 def gain(
@@ -174,7 +193,7 @@ def gain(
         hero = aventuras.HeroPoints(sheet.hero_points + points)
     sheet.hero_points = hero.points
     sheet.save(update_fields=["hero_points"])
-    return HeroMove.objects.create(
+    move = HeroMove.objects.create(
         campaign_id=character.campaign_id,
         character=character,
         scene=scene,
@@ -187,3 +206,6 @@ def gain(
         by=by,
         approved_by=approved_by,
     )
+    summary = _("%(points)+d puntos de Héroe (%(kind)s)") % {"points": points, "kind": move.get_kind_display()}
+    _history(character, by, move, summary + (f": {detail}" if detail else ""), why)
+    return move

@@ -1,0 +1,1 @@
+"""Reactions, competitions and cooperations listen to ``roll_settled`` here."""

@@ -20,6 +20,7 @@ class AventurasConfig(AppConfig):
         systems.register(Aventuras())
         # Reactions and contests resolve when a roll is settled (``signals.roll_settled``).
         from systems.aventuras.contests import receivers  # noqa: F401
+
         kinds.register(kinds.SheetKind(self.system_key, PAGES, events=tuple(AventurasEvent.choices)))
 
         from campaigns import fragments

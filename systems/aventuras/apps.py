@@ -23,6 +23,12 @@ class AventurasConfig(AppConfig):
 
         kinds.register(kinds.SheetKind(self.system_key, PAGES, events=tuple(AventurasEvent.choices)))
 
+        from campaigns import extensions
+        from systems.aventuras.archive import SHEETS_PART
+
+        # The campaign archive: this game's sheets.
+        extensions.provide_archive_part(SHEETS_PART)
+
         from campaigns import fragments
         from sheets.models import Character
         from systems.aventuras.models import (

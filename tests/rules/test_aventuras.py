@@ -25,6 +25,25 @@ def test_an_action_uses_one_attribute():
     assert a.attribute_score(4, highlighted=True) == 4
 
 
+def test_the_attributes_and_action_kinds_are_the_seeds():
+    # A1 — «para romper una puerta usarás el atributo Cachas, pero para ligar con un poli
+    # banana usarás el atributo Majo»; «tirar su atributo de Espabilado»; «+1 a Cerebrito»
+    text = SEED.read_text(encoding="utf-8")
+    for name in a.ATTRIBUTES:
+        assert f"atributo {name.capitalize()}" in text or f"a {name.capitalize()}" in text
+    # «Las acciones pueden ser de tres tipos»: física, mental, social.
+    assert a.ACTION_KINDS == ("física", "mental", "social")
+
+
+def test_the_difficulty_words_are_only_the_ones_the_seed_gives():
+    # A8/A10 — «Las acciones más fáciles tendrán dificultad 0» and «La dificultad es 2. ¡Esta
+    # acción es dificililla!»; S004 has no guide table, so no other difficulty gets a word.
+    text = SEED.read_text(encoding="utf-8")
+    assert a.DIFFICULTY_WORDS == {0: "de las más fáciles", 2: "dificililla"}
+    assert "acciones más fáciles tendrán dificultad 0" in text
+    assert "¡Esta acción es dificililla!" in text
+
+
 def test_dice_are_the_score_if_highlighted_else_two():
     # A2 — «tirará tantos dados como la puntuación que tenga en el atributo y, si no lo tiene, entonces tirará dos dados»
     assert a.dice_count(4, highlighted=True) == 4

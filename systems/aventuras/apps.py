@@ -29,6 +29,11 @@ class AventurasConfig(AppConfig):
         # The campaign archive: this game's sheets.
         extensions.provide_archive_part(SHEETS_PART)
 
+        from systems.aventuras.heroes import dashboard as heroes_dashboard
+
+        # The GM's dashboard links to the hero point requests waiting for a decision.
+        extensions.provide("dashboard", heroes_dashboard.dashboard)
+
         from campaigns import fragments
         from sheets.models import Character
         from systems.aventuras.models import (

@@ -92,12 +92,14 @@ def spend(
     detail: str = "",
     why: str = "",
     with_experience: bool = False,
+    facts: dict | None = None,
 ) -> HeroMove:
     """Spend one of ``character``'s points on ``use`` in ``turn`` (A22–A24),
     or, ``with_experience``, buy an instant point with 2 XP and spend it at
     once (A28). Must run inside the caller's transaction; refuses in Spanish
     (``ValidationError``), with nothing changed, when the character has no
-    point (or no 2 XP) or already spent one on this use this turn."""
+    point (or no 2 XP) or already spent one on this use this turn.
+    ``facts`` go into the move's ``SheetEvent.after`` (the state ignored …)."""
     if not transaction.get_connection().in_atomic_block:
         raise RuntimeError("ledger.spend runs inside the caller's transaction")
     use = HeroSpend(use)
@@ -126,10 +128,12 @@ def spend(
             _("%(name)s no tiene puntos de Héroe que gastar.") % {"name": character.name}, code="no_points"
         ) from None
     spent_xp = sheet.experience - experience
-    sheet.hero_points, sheet.experience = hero.points, experience
-    sheet.save(update_fields=["hero_points", "experience"])
     try:
+        # The sheet and the move in one savepoint: a refused move leaves the
+        # sheet as it was even when the caller goes on with its transaction.
         with transaction.atomic():
+            sheet.hero_points, sheet.experience = hero.points, experience
+            sheet.save(update_fields=["hero_points", "experience"])
             move = HeroMove.objects.create(
                 campaign_id=character.campaign_id,
                 character=character,
@@ -155,12 +159,13 @@ def spend(
     summary = _("Gasta un punto de Héroe en «%(use)s»") % {"use": use_word(use)}
     if with_experience:
         summary = _("Compra un punto de Héroe con 2 PX y lo gasta en «%(use)s»") % {"use": use_word(use)}
-    _history(character, by, move, summary + (f": {detail}" if detail else ""), why)
+    _history(character, by, move, summary + (f": {detail}" if detail else ""), why, facts=facts)
     return move
 
 
-def _history(character: Character, by, move: HeroMove, summary: str, why: str) -> None:
-    """The move in the sheet's history too (who, when, what, why)."""
+def _history(character: Character, by, move: HeroMove, summary: str, why: str, *, facts: dict | None = None) -> None:
+    """The move in the sheet's history too (who, when, what, why; ``facts``:
+    what the move was for, kept beside the points after it)."""
     sheet_log(
         character,
         character.campaign,
@@ -168,7 +173,7 @@ def _history(character: Character, by, move: HeroMove, summary: str, why: str) -
         AventurasEvent.HERO,
         summary,
         reason=why,
-        after={"hero_points": move.points_after},
+        after={**(facts or {}), "hero_points": move.points_after},
     )
 
 
@@ -208,4 +213,75 @@ def gain(
     )
     summary = _("%(points)+d puntos de Héroe (%(kind)s)") % {"points": points, "kind": move.get_kind_display()}
     _history(character, by, move, summary + (f": {detail}" if detail else ""), why)
+    return move
+
+
+def give(
+    giver: Character, receiver: Character, *, by, approved_by, scene=None, why: str = ""
+) -> tuple[HeroMove, HeroMove]:
+    """A26 — ``giver`` gives one of their points to ``receiver`` (the GM
+    approved it: ``approved_by``), in the caller's transaction: both sheets
+    locked in the order of their keys (two crossed gifts never deadlock),
+    giver −1 (``GIVE``) and receiver +1 (``RECEIVE``); refused in Spanish,
+    with nothing changed, when the giver has no point left."""
+    if not transaction.get_connection().in_atomic_block:
+        raise RuntimeError("ledger.give runs inside the caller's transaction")
+    if giver.pk == receiver.pk:
+        raise ValidationError(_("Un héroe no puede darse un punto de Héroe a sí mismo."), code="self_gift")
+    sheets = {c.pk: locked_sheet(c) for c in sorted((giver, receiver), key=lambda c: c.pk)}
+    giver_sheet, receiver_sheet = sheets[giver.pk], sheets[receiver.pk]
+    try:
+        gives, gets = aventuras.give(
+            aventuras.HeroPoints(giver_sheet.hero_points), aventuras.HeroPoints(receiver_sheet.hero_points)
+        )
+    except ValueError:
+        raise ValidationError(
+            _("%(name)s ya no tiene puntos de Héroe que dar.") % {"name": giver.name}, code="no_points"
+        ) from None
+    moves = []
+    for character, sheet, hero, kind, detail in (
+        (giver, giver_sheet, gives, HeroMove.Kind.GIVE, _("a %(name)s") % {"name": receiver.name}),
+        (receiver, receiver_sheet, gets, HeroMove.Kind.RECEIVE, _("de %(name)s") % {"name": giver.name}),
+    ):
+        delta = hero.points - sheet.hero_points
+        sheet.hero_points = hero.points
+        sheet.save(update_fields=["hero_points"])
+        move = HeroMove.objects.create(
+            campaign_id=character.campaign_id,
+            character=character,
+            scene=scene,
+            kind=kind,
+            delta=delta,
+            points_after=hero.points,
+            detail=detail[:300],
+            why=why[:300],
+            by=by,
+            approved_by=approved_by,
+        )
+        summary = _("%(points)+d punto de Héroe (%(kind)s)") % {"points": delta, "kind": move.get_kind_display()}
+        _history(character, by, move, f"{summary}: {detail}", why)
+        moves.append(move)
+    return moves[0], moves[1]
+
+
+def new_adventure(character: Character, *, by, why: str = "") -> HeroMove:
+    """A21 — the hero back to exactly the starting points, whatever they had
+    (a move of kind ``ADVENTURE`` with the difference), in the caller's
+    transaction with the sheet locked."""
+    sheet = locked_sheet(character)
+    before = sheet.hero_points
+    hero = aventuras.new_adventure()
+    sheet.hero_points = hero.points
+    sheet.save(update_fields=["hero_points"])
+    move = HeroMove.objects.create(
+        campaign_id=character.campaign_id,
+        character=character,
+        kind=HeroMove.Kind.ADVENTURE,
+        delta=hero.points - before,
+        points_after=hero.points,
+        why=why[:300],
+        by=by,
+    )
+    summary = _("Nueva aventura: vuelve a tener %(points)d puntos de Héroe") % {"points": hero.points}
+    _history(character, by, move, summary, why)
     return move

@@ -1,25 +1,248 @@
-"""Reactions to an action (A14–A18). Interface used by the rolls package;
-the reactions helper fills it in."""
+"""Reactions to an action (A14–A18).
+
+An action roll names its targets (``open_reactions``: one row per target,
+A18); each target may roll a reaction, from its own post (the rolls package
+calls ``answer``) or from a button on the action's card (``react``), or
+decline (``decline``, A14). The action must beat max(difficulty, reaction
+successes) (A15); a reaction with more successes blocks it completely (A16);
+otherwise the reaction's successes cancel the action's in A17's order
+(``ReactionOrder.NORMALS_FIRST``: A17 says both orders agree whenever the
+action succeeds). Nothing of the result is stored: the card reads it from
+the final rolls with ``rules.aventuras.resolve_reaction``.
+
+Lock order: the reaction's row, then the rolls package's (sheet, log's head).
+"""
 
 from __future__ import annotations
 
+from typing import Any
+
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.db import transaction
+from django.urls import reverse
+from django.utils import timezone
+from django.utils.translation import gettext as _
+
+from campaigns.permissions import Access, campaign_access
+from rules import aventuras
+from rules.aventuras import ReactionOrder
+from sheets.models import Character
+from systems.aventuras.contests.services import controls
+from systems.aventuras.models import AventurasReaction, AventurasSheet
+
+# A17 — the campaign option is not offered: both orders agree whenever the action succeeds.
+ORDER = ReactionOrder.NORMALS_FIRST
+
 
 def open_reactions(action, targets, *, by) -> list:
-    """One open reaction per target of ``action`` (A18), in the caller's transaction."""
-    return []
+    """One open reaction per target of ``action`` (A18), in the caller's transaction.
+    Refuses (``ValidationError``, code "targets") a target that is not in
+    the campaign with a Hora de Aventuras sheet, or the acting character itself."""
+    targets = list(dict.fromkeys(targets))
+    if not targets:
+        return []
+    ids = {t.pk for t in targets}
+    known = set(
+        AventurasSheet.objects.filter(pk__in=ids, character__campaign_id=action.campaign_id).values_list(
+            "pk", flat=True
+        )
+    )
+    for target in targets:
+        if target.pk not in known or not (target.is_npc or target.status == Character.Status.APPROVED):
+            raise ValidationError(
+                _("%(name)s no es un personaje de esta partida con ficha de Hora de Aventuras.")
+                % {"name": target.name},
+                code="targets",
+            )
+        if action.character_id is not None and target.pk == action.character_id:
+            raise ValidationError(_("Un personaje no reacciona a su propia acción."), code="targets")
+    return [AventurasReaction.objects.create(action=action, target=target) for target in targets]
 
 
 def open_for(character):
-    """The open reactions ``character`` may answer from a post."""
-    from systems.aventuras.models import AventurasReaction
+    """The open reactions ``character`` may answer from a post (newest action first)."""
+    return (
+        AventurasReaction.objects.filter(
+            target=character,
+            roll__isnull=True,
+            declined_at__isnull=True,
+            action__campaign_id=character.campaign_id,
+        )
+        .exclude(action__character_id=character.pk)
+        .select_related("action__character", "action__first")
+        .order_by("-action__created_at", "-id")
+    )
 
-    return AventurasReaction.objects.none()
+
+def _locked(reaction: AventurasReaction) -> AventurasReaction:
+    locked = (
+        AventurasReaction.objects.select_for_update(of=("self",))
+        .select_related("action__campaign", "action__scene", "action__character", "target")
+        .get(pk=reaction.pk)
+    )
+    if locked.declined_at is not None:
+        raise ValidationError(
+            _("%(name)s ya ha decidido no reaccionar a esta acción.") % {"name": locked.target.name}, code="declined"
+        )
+    if locked.roll_id is not None:
+        raise ValidationError(
+            _("%(name)s ya ha reaccionado a esta acción.") % {"name": locked.target.name}, code="answered"
+        )
+    return locked
 
 
 def answer(reaction, table_roll, *, by) -> None:
-    """``table_roll`` is ``reaction``'s roll (made from a post's row)."""
+    """``table_roll`` is ``reaction``'s roll (made from a post's row, or by
+    ``react``), in the caller's transaction. Refuses, nothing changed, a
+    reaction already answered or declined, a roll of another character, and
+    a user who does not answer for the target."""
+    locked = _locked(reaction)
+    if table_roll.character_id != locked.target_id:
+        raise ValidationError(
+            _("La reacción la tira %(name)s, el objetivo de la acción.") % {"name": locked.target.name},
+            code="target",
+        )
+    if table_roll.pk == locked.action_id:
+        raise ValidationError(_("Un personaje no reacciona a su propia acción."), code="own")
+    if not controls(campaign_access(by, locked.action.campaign), locked.target):
+        raise PermissionDenied(_("Solo quien lleva a %(name)s reacciona por él.") % {"name": locked.target.name})
+    locked.roll = table_roll
+    locked.save(update_fields=["roll"])
+    reaction.roll = table_roll
+
+
+def react(
+    *,
+    reaction: AventurasReaction,
+    access: Access,
+    attribute: str,
+    modifier: int = 0,
+    tool_id: int | None = None,
+    hero_point: bool = False,
+    with_experience: bool = False,
+    client_seed: str | None = None,
+):
+    """The «Reaccionar» button: the target's reaction roll (no post, kind
+    "reaction", the action's scene), free (A14), by whoever answers for it."""
+    from systems.aventuras.rolls import services as rolls
+
+    if not controls(access, reaction.target):
+        raise PermissionDenied(_("Solo quien lleva a %(name)s reacciona por él.") % {"name": reaction.target.name})
+    with transaction.atomic():
+        locked = _locked(reaction)
+        if locked.action.character_id == locked.target_id:
+            raise ValidationError(_("Un personaje no reacciona a su propia acción."), code="own")
+        setup = rolls.roll_setup(
+            locked.target,
+            attribute=attribute,
+            modifier=modifier,
+            tool_id=tool_id,
+            hero_point=hero_point,
+            with_experience=with_experience,
+        )
+        actor = locked.action.character.name if locked.action.character else ""
+        purpose = _("Reacción de %(target)s a %(actor)s") % {"target": locked.target.name, "actor": actor}
+        table_roll = rolls.make_roll(
+            campaign=locked.action.campaign,
+            user=access.user,
+            setup=setup,
+            purpose=purpose,
+            character=locked.target,
+            scene=locked.action.scene,
+            client_seed=client_seed,
+            kind="reaction",
+        )
+        locked.roll = table_roll
+        locked.save(update_fields=["roll"])
+    return table_roll
+
+
+def decline(*, reaction: AventurasReaction, access: Access) -> None:
+    """A14 — «No reaccionar»: the target makes no defence roll."""
+    if not controls(access, reaction.target):
+        raise PermissionDenied(_("Solo quien lleva a %(name)s decide si reacciona.") % {"name": reaction.target.name})
+    with transaction.atomic():
+        locked = _locked(reaction)
+        locked.declined_at = timezone.now()
+        locked.declined_by = access.user
+        locked.save(update_fields=["declined_at", "declined_by"])
+
+
+def _difficulty(table_roll) -> int:
+    if table_roll.difficulty is not None:
+        return table_roll.difficulty
+    return int((table_roll.facts or {}).get("difficulty") or 0)
+
+
+def result(action_tally: aventuras.Tally, reaction_tally: aventuras.Tally | None, difficulty: int) -> dict[str, Any]:
+    """One target's outcome (A15–A17) as the card shows it."""
+    res = aventuras.resolve_reaction(action_tally, reaction_tally, difficulty, order=ORDER)
+    defended = reaction_tally.successes if reaction_tally is not None else 0
+    return {
+        # A15 — the action must beat the greater of the two.
+        "counted": max(difficulty, defended),
+        "by_reaction": defended > difficulty,
+        "blocked": res.blocked,
+        "succeeded": res.succeeded,
+        "remaining": res.remaining,
+        "chachis": res.chachis,
+    }
 
 
 def card_reactions(table_rolls, *, access) -> dict[int, dict]:
-    """Per action roll id, what its card shows of its reactions, in constant queries."""
-    return {}
+    """Per action roll id, what its card shows of its reactions, in constant
+    queries: each target waiting, declined or with its roll's card, the
+    result once the action and the reaction (or the decline) are final, and
+    for the reader who answers for a target, «Reaccionar» and «No reaccionar»."""
+    from systems.aventuras import cards
+    from systems.aventuras.contests.forms import ReactForm
+    from systems.aventuras.rolls import services as rolls
+
+    by_id = {tr.pk: tr for tr in table_rolls}
+    if not by_id:
+        return {}
+    reactions = list(
+        AventurasReaction.objects.filter(action_id__in=by_id)
+        .select_related(
+            "target__aventuras",
+            "roll__first__user",
+            "roll__latest__user",
+            "roll__owner",
+            "roll__character",
+        )
+        .prefetch_related("target__aventuras__tools")
+        .order_by("id")
+    )
+    if not reactions:
+        return {}
+    reaction_rolls = [r.roll for r in reactions if r.roll is not None]
+    roll_cards = cards.cards_for(reaction_rolls, access=access) if reaction_rolls else {}
+    out: dict[int, dict] = {}
+    for reaction in reactions:
+        action = by_id[reaction.action_id]
+        hidden = action.difficulty_hidden and not access.is_gm
+        row: dict[str, Any] = {"reaction": reaction, "target": reaction.target, "result": None}
+        if reaction.roll is not None:
+            row["state"] = "rolled"
+            row["card"] = roll_cards.get(reaction.roll_id)
+        elif reaction.declined_at is not None:
+            row["state"] = "declined"
+        else:
+            row["state"] = "waiting"
+        action_final = rolls.is_final(action)
+        reaction_done = reaction.declined_at is not None or (
+            reaction.roll is not None and rolls.is_final(reaction.roll)
+        )
+        if action_final and reaction_done:
+            reaction_tally = rolls.roll_tally(reaction.roll) if reaction.roll is not None else None
+            row["result"] = result(rolls.roll_tally(action), reaction_tally, _difficulty(action))
+            row["result"]["hidden"] = hidden and not row["result"]["by_reaction"]
+        row["can_answer"] = reaction.open and controls(access, reaction.target)
+        if row["can_answer"]:
+            row["form"] = ReactForm(character=reaction.target, prefix=f"reaccion-{reaction.pk}")
+            args = [access.campaign.slug, reaction.pk]
+            row["roll_url"] = reverse("aventuras:reaction-roll", args=args)
+            row["decline_url"] = reverse("aventuras:reaction-decline", args=args)
+        entry = out.setdefault(action.pk, {"action": action, "rows": []})
+        entry["rows"].append(row)
+    return out

@@ -1,0 +1,422 @@
+"""The scene's competitions, cooperations, initiative (A13, A19, A20) and
+reactions (A14–A18) through the web: who may do what (outsiders 404,
+members without the right 403), the htmx partial and the whole page,
+refusals in Spanish with what was typed, and constant queries."""
+
+from __future__ import annotations
+
+import pytest
+from django.db import connection
+from django.urls import reverse
+
+from campaigns.models import Visibility
+from systems.aventuras.contests import reactions, services
+from systems.aventuras.contests.services import Side
+from systems.aventuras.models import AventurasContest, AventurasContestant, AventurasInitiative, AventurasReaction
+from systems.aventuras.rolls import services as rolls
+from table.models import TableRoll
+from tests.systems.aventuras.test_contests import access_of, competition, gm_access, queue_d6
+
+HTMX = {"HTTP_HX_REQUEST": "true"}
+
+
+@pytest.fixture
+def d6(monkeypatch):
+    return queue_d6(monkeypatch)
+
+
+def url(world, name, *args):
+    return reverse(f"aventuras:{name}", args=[world.campaign.slug, world.scene.pk, *args])
+
+
+def private(world):
+    world.campaign.visibility = Visibility.PRIVATE
+    world.campaign.save(update_fields=["visibility"])
+
+
+def contest_data(world, **extra):
+    data = {
+        "kind": "competition",
+        "title": "La carrera <b>tras</b> el caballo",
+        "difficulty": "0",
+        "character_1": str(world.pc.pk),
+        "attribute_1": "cachas",
+        "difficulty_1": "0",
+        "character_2": str(world.npc.pk),
+        "attribute_2": "espabilado",
+        "difficulty_2": "1",
+    }
+    data.update(extra)
+    return data
+
+
+# --- the page -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("who", ["gm", "player", "reader", "anonymous"])
+def test_everyone_who_reads_the_scene_sees_the_page_and_the_partial(aventuras_world, who):
+    world = aventuras_world
+    competition(world, (world.pc, "cachas"), (world.npc, "espabilado"))
+    client = world.client(who)
+    page = client.get(url(world, "contests"))
+    assert page.status_code == 200
+    html = page.content.decode()
+    assert "<html" in html and "La carrera tras el caballo" in html
+    partial = client.get(url(world, "contests"), **HTMX)
+    assert partial.status_code == 200
+    assert "<html" not in partial.content.decode() and 'id="aventuras-contests"' in partial.content.decode()
+    # Only the GM gets the set-up form.
+    assert ("Preparar una competición" in html) is (who == "gm")
+
+
+def test_outsiders_of_a_private_campaign_get_404(aventuras_world):
+    world = aventuras_world
+    private(world)
+    contest = competition(world, (world.pc, "cachas"), (world.npc, "espabilado"))
+    client = world.client("outsider")
+    assert client.get(url(world, "contests")).status_code == 404
+    assert client.post(url(world, "contest-create"), contest_data(world)).status_code == 404
+    assert client.post(url(world, "contest-cancel", contest.pk)).status_code == 404
+    side = AventurasContestant.objects.get(contest=contest, character=world.pc)
+    assert client.post(url(world, "contest-roll", side.pk)).status_code == 404
+    assert client.post(url(world, "initiative-set"), {"characters": [world.pc.pk]}).status_code == 404
+    assert AventurasContest.objects.count() == 1 and not TableRoll.objects.exists()
+
+
+def test_another_games_campaign_is_404(aventuras_world):
+    world = aventuras_world
+    world.campaign.system = "vaesen"
+    world.campaign.save(update_fields=["system"])
+    assert world.client("gm").get(url(world, "contests")).status_code == 404
+
+
+@pytest.mark.parametrize("who", ["player", "reader"])
+def test_members_without_the_right_get_403(aventuras_world, who):
+    world = aventuras_world
+    contest = competition(world, (world.pc, "cachas"), (world.npc, "espabilado"))
+    client = world.client(who)
+    assert client.post(url(world, "contest-create"), contest_data(world)).status_code == 403
+    assert client.post(url(world, "contest-cancel", contest.pk)).status_code == 403
+    assert client.post(url(world, "initiative-set"), {"characters": [world.pc.pk]}).status_code == 403
+    assert client.post(url(world, "initiative-clear")).status_code == 403
+    npc_side = AventurasContestant.objects.get(contest=contest, character=world.npc)
+    assert client.post(url(world, "contest-roll", npc_side.pk)).status_code == 403
+    assert AventurasContest.objects.count() == 1 and not TableRoll.objects.exists()
+    assert AventurasContest.objects.get().cancelled_at is None
+
+
+# --- the GM sets up -------------------------------------------------------------------------
+
+
+def test_gm_sets_up_a_competition_htmx_and_plain(aventuras_world):
+    world = aventuras_world
+    client = world.client("gm")
+    response = client.post(url(world, "contest-create"), contest_data(world), **HTMX)
+    assert response.status_code == 200
+    html = response.content.decode()
+    assert 'id="aventuras-contests"' in html and "La carrera &lt;b&gt;tras&lt;/b&gt; el caballo" in html
+    contest = AventurasContest.objects.get()
+    assert contest.kind == "competition"
+    assert [(c.character, c.attribute, c.difficulty) for c in contest.contestants.all()] == [
+        (world.pc, "cachas", 0),
+        (world.npc, "espabilado", 1),
+    ]
+    response = client.post(url(world, "contest-create"), contest_data(world, kind="cooperation", difficulty="2"))
+    assert response.status_code == 302 and response["Location"] == url(world, "contests")
+    cooperation = AventurasContest.objects.get(kind="cooperation")
+    assert cooperation.difficulty == 2
+    # A19 — shown raised by +1 per extra helper.
+    page = client.get(url(world, "contests")).content.decode()
+    assert "Dificultad 2, +1 por cada ayudante de más: 3." in page
+
+
+@pytest.mark.parametrize("htmx", [True, False])
+def test_a_refused_set_up_keeps_what_was_typed(aventuras_world, htmx):
+    world = aventuras_world
+    data = contest_data(world, character_2="", attribute_2="", title="Comer bollos sin parar")
+    response = world.client("gm").post(url(world, "contest-create"), data, **(HTMX if htmx else {}))
+    assert response.status_code == 200
+    html = response.content.decode()
+    assert "Una competición necesita al menos dos bandos." in html
+    assert 'value="Comer bollos sin parar"' in html
+    assert ("<html" in html) is not htmx
+    assert not AventurasContest.objects.exists()
+
+
+def test_a_side_without_attribute_is_refused(aventuras_world):
+    world = aventuras_world
+    data = contest_data(world, attribute_2="")
+    html = world.client("gm").post(url(world, "contest-create"), data, **HTMX).content.decode()
+    assert "Elige el atributo que tira." in html
+    assert not AventurasContest.objects.exists()
+
+
+def test_gm_cancels_an_unfinished_one(aventuras_world):
+    world = aventuras_world
+    contest = competition(world, (world.pc, "cachas"), (world.npc, "espabilado"))
+    client = world.client("gm")
+    assert client.post(url(world, "contest-cancel", contest.pk), **HTMX).status_code == 200
+    contest.refresh_from_db()
+    assert contest.cancelled_at is not None
+    response = client.post(url(world, "contest-cancel", contest.pk), **HTMX)
+    assert "Ya estaba anulada." in response.content.decode()
+
+
+# --- participants roll ------------------------------------------------------------------------
+
+
+def test_each_controller_rolls_their_side_and_everyone_sees_the_result(aventuras_world, d6):
+    world = aventuras_world
+    contest = competition(world, (world.pc, "cachas"), (world.npc, "espabilado"))
+    mine = AventurasContestant.objects.get(contest=contest, character=world.pc)
+    theirs = AventurasContestant.objects.get(contest=contest, character=world.npc)
+    # The other player may not roll Palomita's side.
+    assert world.client("other").post(url(world, "contest-roll", mine.pk), **HTMX).status_code == 403
+    d6.extend([[4, 4, 1], [5, 1, 1]])
+    response = world.client("player").post(
+        url(world, "contest-roll", mine.pk), {f"lado-{mine.pk}-modifier": "0"}, **HTMX
+    )
+    assert response.status_code == 200
+    mine.refresh_from_db()
+    assert mine.roll is not None and mine.roll.kind == "contest" and mine.roll.post_id is None
+    # Rolling twice for one side: refused in Spanish, nothing rolled.
+    count = TableRoll.objects.count()
+    again = world.client("player").post(url(world, "contest-roll", mine.pk), {f"lado-{mine.pk}-modifier": "0"}, **HTMX)
+    assert "ya ha tirado" in again.content.decode()
+    assert TableRoll.objects.count() == count
+    world.client("gm").post(url(world, "contest-roll", theirs.pk), {f"lado-{theirs.pk}-modifier": "0"})
+    rolls.settle(TableRoll.objects.get(pk=mine.roll_id), by=world.player)
+    contest.refresh_from_db()
+    assert contest.result["winners"] == [world.pc.pk]
+    page = world.client("reader").get(url(world, "contests")).content.decode()
+    assert "Gana Palomita" in page and "más éxitos normales" in page
+
+
+def test_a_bad_modifier_comes_back_with_its_error(aventuras_world):
+    world = aventuras_world
+    contest = competition(world, (world.pc, "cachas"), (world.npc, "espabilado"))
+    mine = AventurasContestant.objects.get(contest=contest, character=world.pc)
+    response = world.client("player").post(
+        url(world, "contest-roll", mine.pk), {f"lado-{mine.pk}-modifier": "99"}, **HTMX
+    )
+    html = response.content.decode()
+    assert "Escribe un número de 10 o menos." in html and 'value="99"' in html
+    assert not TableRoll.objects.exists()
+
+
+# --- initiative ---------------------------------------------------------------------------------
+
+
+def test_initiative_set_shown_to_all_and_tie_break_button(aventuras_world, d6):
+    world = aventuras_world
+    from tests.systems.aventuras.conftest import aventuras_character
+
+    finn = aventuras_character(world.campaign, world.player, "Finn")
+    client = world.client("gm")
+    response = client.post(url(world, "initiative-set"), {"characters": [finn.pk, world.pc.pk]}, **HTMX)
+    assert response.status_code == 200
+    assert set(AventurasInitiative.objects.get().characters.all()) == {finn, world.pc}
+    # Palomita (Cachas 3) before Finn (Cachas 2): no tie, no button.
+    html = world.client("reader").get(url(world, "contests")).content.decode()
+    assert html.index("Palomita") < html.index("Finn") and "Tirar para desempatar" not in html
+    jake = aventuras_character(world.campaign, world.other, "Jake")
+    client.post(url(world, "initiative-set"), {"characters": [finn.pk, jake.pk]})
+    assert "Tirar para desempatar" in world.client("player").get(url(world, "contests")).content.decode()
+    assert "Tirar para desempatar" not in world.client("reader").get(url(world, "contests")).content.decode()
+    assert world.client("reader").post(url(world, "initiative-tiebreak")).status_code == 403
+    d6.extend([[2], [6]])
+    assert world.client("player").post(url(world, "initiative-tiebreak"), **HTMX).status_code == 200
+    assert len(AventurasInitiative.objects.get().tiebreaks) == 2
+    refused = world.client("gm").post(url(world, "initiative-tiebreak"), **HTMX).content.decode()
+    assert "No hay empates que desempatar." in refused
+
+
+def test_initiative_refusals_keep_the_choice(aventuras_world):
+    world = aventuras_world
+    html = world.client("gm").post(url(world, "initiative-set"), {"characters": ["999999"]}, **HTMX).content.decode()
+    assert "Ese personaje no está en la partida." in html
+    assert not AventurasInitiative.objects.exists()
+
+
+# --- reactions ---------------------------------------------------------------------------------
+
+
+def _action_with_reaction(world, d6, target):
+    d6.extend([[4, 4, 1]])
+    setup = rolls.roll_setup(world.pc, attribute="cachas", difficulty=1)
+    action = rolls.make_roll(
+        campaign=world.campaign, user=world.player, setup=setup, purpose="Atizar", character=world.pc, scene=world.scene
+    )
+    (reaction,) = reactions.open_reactions(action, [target], by=world.player)
+    return action, reaction
+
+
+def counted(get) -> tuple[int, object]:
+    """The queries one request makes (counted as they run: a request resets
+    the connection's query log when it starts), and its response."""
+    calls = []
+
+    def count(execute, sql, params, many, context):
+        calls.append(sql)
+        return execute(sql, params, many, context)
+
+    with connection.execute_wrapper(count):
+        response = get()
+    return len(calls), response
+
+
+def rurl(world, name, reaction):
+    return reverse(f"aventuras:{name}", args=[world.campaign.slug, reaction.pk])
+
+
+def test_react_from_the_card_htmx_and_plain(aventuras_world, d6):
+    world = aventuras_world
+    action, reaction = _action_with_reaction(world, d6, world.npc)
+    prefix = f"reaccion-{reaction.pk}"
+    assert world.client("player").post(rurl(world, "reaction-roll", reaction), {}).status_code == 403
+    d6.extend([[5, 5, 5]])
+    response = world.client("gm").post(
+        rurl(world, "reaction-roll", reaction), {f"{prefix}-attribute": "espabilado", f"{prefix}-modifier": "0"}, **HTMX
+    )
+    assert response.status_code == 200
+    html = response.content.decode()
+    assert f'id="reacciones-{action.pk}"' in html and "reacciona" in html
+    reaction.refresh_from_db()
+    assert reaction.roll.kind == "reaction" and reaction.roll.post_id is None and reaction.roll.scene == world.scene
+    # A reaction with more successes blocks the action completely (A16), once both are final.
+    rolls.settle(TableRoll.objects.get(pk=action.pk), by=world.player)
+    if not rolls.is_final(TableRoll.objects.get(pk=reaction.roll_id)):
+        rolls.settle(TableRoll.objects.get(pk=reaction.roll_id), by=world.gm)
+    again = world.client("gm").post(rurl(world, "reaction-decline", reaction), **HTMX).content.decode()
+    assert "ya ha reaccionado" in again and "Bloqueada por completo." in again
+
+
+def test_decline_plain_post_redirects_to_the_scene(aventuras_world, d6):
+    world = aventuras_world
+    _action, reaction = _action_with_reaction(world, d6, world.other_pc)
+    response = world.client("other").post(rurl(world, "reaction-decline", reaction))
+    assert response.status_code == 302 and response["Location"] == world.scene.get_absolute_url()
+    reaction.refresh_from_db()
+    assert reaction.declined_at is not None and reaction.declined_by == world.other
+
+
+def test_reaction_permissions(aventuras_world, d6):
+    world = aventuras_world
+    _action, reaction = _action_with_reaction(world, d6, world.other_pc)
+    assert world.client("reader").post(rurl(world, "reaction-decline", reaction)).status_code == 403
+    assert world.client("player").post(rurl(world, "reaction-decline", reaction)).status_code == 403
+    # The GM answers for the GM's characters only.
+    assert world.client("gm").post(rurl(world, "reaction-decline", reaction)).status_code == 403
+    private(world)
+    assert world.client("outsider").post(rurl(world, "reaction-decline", reaction)).status_code == 404
+    reaction.refresh_from_db()
+    assert reaction.open
+
+
+def test_a_bad_reaction_form_keeps_what_was_typed(aventuras_world, d6):
+    world = aventuras_world
+    _action, reaction = _action_with_reaction(world, d6, world.other_pc)
+    prefix = f"reaccion-{reaction.pk}"
+    data = {f"{prefix}-attribute": "fuerza", f"{prefix}-modifier": "3"}
+    page = world.client("other").post(rurl(world, "reaction-roll", reaction), data)
+    assert page.status_code == 200
+    html = page.content.decode()
+    assert "Elige uno de los cuatro atributos." in html and 'value="3"' in html and "<html" in html
+    partial = world.client("other").post(rurl(world, "reaction-roll", reaction), data, **HTMX).content.decode()
+    assert "Elige uno de los cuatro atributos." in partial and "<html" not in partial
+    assert AventurasReaction.objects.get().open
+
+
+# --- constant queries ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("who", ["gm", "player"])
+def test_the_panel_keeps_a_constant_number_of_queries(aventuras_world, d6, who):
+    world = aventuras_world
+    client = world.client(who)
+
+    def add(n):
+        for i in range(n):
+            contest = services.contest_create(
+                scene=world.scene,
+                access=gm_access(world),
+                kind="competition",
+                title=f"Prueba {i}",
+                sides=[Side(world.pc, "cachas"), Side(world.npc, "espabilado")],
+            )
+            d6.extend([[4, 1, 1]])
+            services.contest_roll(
+                contestant=AventurasContestant.objects.select_related(
+                    "contest__campaign", "contest__scene", "character"
+                ).get(contest=contest, character=world.npc),
+                access=access_of(world, "gm"),
+            )
+
+    services.initiative_set(scene=world.scene, access=gm_access(world), characters=[world.pc, world.npc])
+    add(1)
+    client.get(url(world, "contests"))
+    one, _response = counted(lambda: client.get(url(world, "contests"), **HTMX))
+    assert 5 < one <= 30
+    add(4)
+    many, response = counted(lambda: client.get(url(world, "contests"), **HTMX))
+    assert many <= one
+    assert response.content.decode().count('class="aventuras-contest ') == 5
+
+
+def test_the_scene_page_shows_the_panel(aventuras_world):
+    world = aventuras_world
+    competition(world, (world.pc, "cachas"), (world.npc, "espabilado"))
+    html = world.client("reader").get(world.scene.get_absolute_url()).content.decode()
+    assert 'id="aventuras-contests"' in html and "La carrera tras el caballo" in html
+
+
+def test_the_scene_page_keeps_its_queries_as_contests_grow(aventuras_world, d6):
+    world = aventuras_world
+    client = world.client("gm")
+
+    def add(n):
+        for i in range(n):
+            contest = competition(world, (world.pc, "cachas"), (world.npc, "espabilado"), title=f"Prueba {i}")
+            d6.extend([[4, 1, 1]])
+            services.contest_roll(
+                contestant=AventurasContestant.objects.select_related(
+                    "contest__campaign", "contest__scene", "character"
+                ).get(contest=contest, character=world.npc),
+                access=access_of(world, "gm"),
+            )
+
+    add(1)
+    client.get(world.scene.get_absolute_url())
+    one, _response = counted(lambda: client.get(world.scene.get_absolute_url()))
+    assert 10 < one <= 80
+    add(3)
+    client.get(world.scene.get_absolute_url())
+    many, response = counted(lambda: client.get(world.scene.get_absolute_url()))
+    assert many <= one
+    html = response.content.decode()
+    assert html.count('class="aventuras-contest ') == 4
+
+
+def test_an_action_in_a_post_shows_its_reactions_and_the_targets_buttons(aventuras_world, d6):
+    from campaigns.models import Post
+    from tests.factories import make_post
+
+    world = aventuras_world
+    post = make_post(world.scene, world.player, voice=Post.Voice.CHARACTER, character=world.pc)
+    d6.extend([[4, 4, 1]])
+    setup = rolls.roll_setup(world.pc, attribute="cachas")
+    action = rolls.make_roll(
+        campaign=world.campaign,
+        user=world.player,
+        setup=setup,
+        purpose="Atizar",
+        character=world.pc,
+        scene=world.scene,
+        post=post,
+    )
+    reactions.open_reactions(action, [world.other_pc, world.npc], by=world.player)
+    html = world.client("other").get(world.scene.get_absolute_url()).content.decode()
+    assert f'id="reacciones-{action.pk}"' in html and "Tarta Dulce" in html
+    assert html.count("No reaccionar") == 1  # Tarta Dulce's, not the Profesor's
+    reader = world.client("reader").get(world.scene.get_absolute_url()).content.decode()
+    assert "esperando su reacción" in reader and "No reaccionar" not in reader

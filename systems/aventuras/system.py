@@ -244,7 +244,8 @@ class Aventuras(GameSystem):
         if context.get("aventuras_balances_template"):
             context["balances_template"] = "aventuras/_scene_balances.html"
         if context.get("aventuras_contests_template"):
-            context["scene_tools_template"] = "aventuras/_scene_tools.html"
+            # A whole section with its forms: under the table's bar, not in it.
+            context["scene_sections_template"] = "aventuras/_scene_sections.html"
         return context
 
     def scene_started(self, scene, *, actor) -> None:

@@ -71,8 +71,17 @@ from campaigns.permissions import campaign_access
 from rolls import services as roll_services
 from rolls.forms import CLIENT_SEED_MAX_LENGTH, CLIENT_SEED_MESSAGE, FreeRollForm
 from rolls.models import CampaignLog
+from rules.aventuras import HeroSpend
 from sheets.forms import SheetOptionsForm
 from sheets.models import Character
+from systems.aventuras.contests import forms as aventuras_contest_forms
+from systems.aventuras.contests import reactions as aventuras_reactions
+from systems.aventuras.contests import services as aventuras_contests
+from systems.aventuras.heroes import forms as aventuras_hero_forms
+from systems.aventuras.models import AventurasState
+from systems.aventuras.rolls import forms as aventuras_roll_forms
+from systems.aventuras.rolls import services as aventuras_rolls
+from systems.aventuras.sheet import forms as aventuras_forms
 from systems.hitos.activations.forms import DramaPoolForm, NarrativeForm, NegativeActivationForm, PositiveActivationForm
 from systems.hitos.checks.forms import PostRollForm, RollRequestForm
 from systems.hitos.checks.services import check_setup, table_check
@@ -126,6 +135,7 @@ from table.models import TableRoll
 from tests.conftest import World as PlayWorld
 from tests.conftest import chosen_dice
 from tests.factories import CampaignFactory, UserFactory, client_seed, make_post
+from tests.systems.aventuras.conftest import aventuras_character
 from tests.systems.vaesen.conftest import vaesen_character
 
 APPS = ("accounts", "campaigns", "sheets", "rolls", "table", "systems")
@@ -359,6 +369,101 @@ class World(PlayWorld):
             combat=combat, access=access, actor=actor, kind=VaesenAction.Kind.ATTACK, target=target
         )
 
+    # --- Hora de Aventuras
+
+    @cached_property
+    def aventuras(self) -> AventurasPlay:
+        """A Hora de Aventuras campaign of the same GM: Ana with the approved
+        hero «Palomita» (Cachas 3 and Majo 4 highlighted; 5 hero points, 4 XP;
+        the feat «Aullido» that needs a hero point, A23; the state
+        «Hambriento»; a health level lost) and a post of hers in the open
+        scene (her turn, A24), Bruno with the approved «Tarta Dulce» and
+        «Marceline» sent for review, the GM's NPC «Profesor Cacahuete»."""
+        campaign = CampaignFactory(title="La tierra de Ooo", gm=self.gm, system="aventuras")
+        roll_services.log_open(campaign=campaign)
+        for member in (self.ana, self.bruno):
+            Membership.objects.create(campaign=campaign, user=member, role=Role.PLAYER)
+        scene = Scene.objects.create(campaign=campaign, title="La puerta del acertijo")
+        palomita = aventuras_character(
+            campaign,
+            self.ana,
+            "Palomita",
+            cachas=3,
+            majo=4,
+            highlighted=["cachas", "majo"],
+            experience=4,
+            health_lost=1,
+            flaw="Le pueden los acertijos",
+        )
+        palomita.aventuras.feats.create(name="Aullido", description="Asusta a los malos", needs_hero_point=True)
+        state = AventurasState.objects.create(sheet=palomita.aventuras, name="Hambriento", modifier=-1)
+        make_post(scene, self.ana, voice=Post.Voice.CHARACTER, character=palomita)
+        tarta = aventuras_character(campaign, self.bruno, "Tarta Dulce", espabilado=4, highlighted=["espabilado"])
+        marceline = aventuras_character(campaign, self.bruno, "Marceline", status=Character.Status.SUBMITTED)
+        cacahuete = aventuras_character(
+            campaign, self.gm, "Profesor Cacahuete", kind=Character.Kind.NPC, espabilado=3, highlighted=["espabilado"]
+        )
+        return AventurasPlay(
+            campaign=campaign, scene=scene, pc=palomita, other_pc=tarta, submitted=marceline, npc=cacahuete, state=state
+        )
+
+    def aventuras_url(self, name: str, *args) -> str:
+        return reverse(name, args=[self.aventuras.campaign.slug, *args])
+
+    @cached_property
+    def chachi_roll(self) -> TableRoll:
+        """Palomita's roll of six dice (Majo 4 + 2) in a post of Ana's, with a
+        6 still open (A5: to convert, A12: to spend on an effect)."""
+        a = self.aventuras
+        for _try in range(60):
+            post = make_post(a.scene, self.ana, voice=Post.Voice.CHARACTER, character=a.pc)
+            table_roll = aventuras_rolls.make_roll(
+                campaign=a.campaign,
+                user=self.ana,
+                setup=aventuras_rolls.roll_setup(a.pc, attribute="majo", modifier=2),
+                purpose="Abrir la puerta del acertijo",
+                character=a.pc,
+                scene=a.scene,
+                post=post,
+                client_seed=client_seed(),
+            )
+            if aventuras_rolls.open_chachis(table_roll.facts):
+                return table_roll
+        raise AssertionError("sixty rolls of six dice without a 6")
+
+    @property
+    def chachi_position(self) -> str:
+        """The open 6 of ``chachi_roll`` as the card sends it (1 is the first die)."""
+        return str(aventuras_rolls.open_chachis(self.chachi_roll.facts)[0] + 1)
+
+    @cached_property
+    def aventuras_contestant(self):
+        """Palomita's side in a competition against the NPC (A13), not rolled yet."""
+        a = self.aventuras
+        contest = aventuras_contests.contest_create(
+            scene=a.scene,
+            access=campaign_access(self.gm, a.campaign),
+            kind="competition",
+            title="La carrera tras el caballo",
+            sides=[aventuras_contests.Side(a.pc, "cachas", 0), aventuras_contests.Side(a.npc, "espabilado", 1)],
+        )
+        return contest.contestants.get(character=a.pc)
+
+    @cached_property
+    def aventuras_reaction(self):
+        """Palomita's action against Tarta Dulce: Bruno's open reaction (A14, A18)."""
+        a = self.aventuras
+        action = aventuras_rolls.make_roll(
+            campaign=a.campaign,
+            user=self.ana,
+            setup=aventuras_rolls.roll_setup(a.pc, attribute="cachas", difficulty=1),
+            purpose="Atizar",
+            character=a.pc,
+            scene=a.scene,
+        )
+        (reaction,) = aventuras_reactions.open_reactions(action, [a.other_pc], by=self.ana)
+        return reaction
+
 
 @dataclass(frozen=True)
 class VaesenPlay:
@@ -367,6 +472,17 @@ class VaesenPlay:
     pc: Character
     submitted: Character
     npc: Character
+
+
+@dataclass(frozen=True)
+class AventurasPlay:
+    campaign: Campaign
+    scene: Scene
+    pc: Character
+    other_pc: Character
+    submitted: Character
+    npc: Character
+    state: AventurasState
 
 
 @pytest.fixture
@@ -628,6 +744,109 @@ def _vaesen_pool_data(w: World) -> dict[str, str]:
     return data
 
 
+AVENTURAS_ATTRIBUTES = ("cachas", "cerebrito", "espabilado", "majo")
+
+
+def _aventuras_sheet_data(w: World, **extra) -> dict[str, str]:
+    data = {
+        "name": "Finn",
+        "concept": "Humano aventurero",
+        "highlighted": "cachas",
+        "cachas": "4",
+        "cerebrito": "",
+        "espabilado": "",
+        "majo": "",
+        "health": "5",
+        "flaw": "Impulsivo",
+        "flaw_earns": "Se lanza sin pensar para salvar a alguien",
+        "public_description": "Lleva un gorro de oso.",
+        "private_notes": "Busca a su madre.",
+        "feats-TOTAL_FORMS": "0",
+        "feats-INITIAL_FORMS": "0",
+        "tools-TOTAL_FORMS": "0",
+        "tools-INITIAL_FORMS": "0",
+    }
+    data.update(extra)
+    return data
+
+
+def _aventuras_npc_data(w: World) -> dict[str, str]:
+    data = _aventuras_sheet_data(w, name="Rey Helado", gm_notes="Secuestra princesas.")
+    for name in aventuras_forms.PC_ONLY:
+        data.pop(name, None)
+    return data
+
+
+def _aventuras_feat_row(w: World) -> dict[str, str]:
+    return _aventuras_sheet_data(
+        w,
+        **{
+            "feats-TOTAL_FORMS": "1",
+            "feats-0-name": "Puñetazo heroico",
+            "feats-0-description": "Tumba a un enemigo",
+            "feats-0-needs_hero_point": "on",
+        },
+    )
+
+
+def _aventuras_tool_row(w: World) -> dict[str, str]:
+    return _aventuras_sheet_data(
+        w,
+        **{
+            "tools-TOTAL_FORMS": "1",
+            "tools-0-name": "Espada de demonio",
+            "tools-0-attribute": "cachas",
+            "tools-0-bonus": "1",
+            "tools-0-uses": "Zurrar a los malos",
+        },
+    )
+
+
+def _aventuras_sheet_url(w: World, name: str, *args) -> str:
+    return w.aventuras_url(name, w.aventuras.pc.pk, *args)
+
+
+def _aventuras_hero_url(w: World, name: str, *args) -> str:
+    return w.aventuras_url(name, w.aventuras.pc.pk, *args)
+
+
+def _aventuras_scene_url(w: World, name: str, *args) -> str:
+    return w.aventuras_url(name, w.aventuras.scene.pk, *args)
+
+
+def _aventuras_roll_data(w: World) -> dict[str, str]:
+    """A row of the post form: Palomita's Majo against difficulty 1 (A1, A8)."""
+    a = w.aventuras
+    data = {"voice": f"character:{a.pc.pk}", "body": "Palomita aúlla.", "recipients": "all"}
+    data["submission_key"] = client_seed()
+    row = {
+        "attribute": "majo",
+        "difficulty": "1",
+        "action_kind": "",
+        "modifier": "1",
+        "easier": "1",
+        "harder": "0",
+        "purpose": "Abrir la puerta del acertijo",
+        "client_seed": client_seed(),
+    }
+    data.update({f"tirada-0-{name}": value for name, value in row.items()})
+    return data
+
+
+def _spend_target(use: HeroSpend, target: Callable[[World], str], options: Callable[[World], list]) -> Target:
+    """A23 — a hero point spent on ``use`` from Palomita's panel (the form's prefix is the use's)."""
+    prefix = aventuras_hero_forms.SPEND_USES[use][0]
+    return Target(
+        "aventuras:hero-spend",
+        lambda w: _aventuras_hero_url(w, "aventuras:hero-spend", prefix),
+        "ana",
+        lambda w: _prefixed(prefix, scene=str(w.aventuras.scene.pk), target=target(w), why="Para salvar a Finn"),
+        lambda w: aventuras_hero_forms.SpendForm(use=use, options=options(w), scenes=[w.aventuras.scene]),
+        text=("why",),
+        prefix=prefix,
+    )
+
+
 # --- the registry ---------------------------------------------------------------------------
 
 
@@ -642,7 +861,8 @@ class Target:
     form: Callable[[World], forms.BaseForm]
     text: tuple[str, ...] = ()
     numbers: tuple[str, ...] = ()
-    prefix: str = ""
+    # The form's prefix, or a function of the world when the view's has an id in it.
+    prefix: str | Callable[[World], str] = ""
     method: str = "post"
     # The view answers a refused form with a redirect and the form's errors as
     # a message (the combat page's small inline forms): the text is not shown again.
@@ -655,7 +875,8 @@ class Target:
     def key(self, name: str, w: World) -> str:
         """A field's name in the request."""
         name = name.format(**w.ids)
-        return f"{self.prefix}-{name}" if self.prefix else name
+        prefix = self.prefix(w) if callable(self.prefix) else self.prefix
+        return f"{prefix}-{name}" if prefix else name
 
 
 FORMS: dict[type[forms.BaseForm], tuple[Target, ...]] = {
@@ -1533,6 +1754,320 @@ FORMS: dict[type[forms.BaseForm], tuple[Target, ...]] = {
             echoes=False,
         ),
     ),
+    # --- Hora de Aventuras: the sheet
+    aventuras_forms.SheetForm: (
+        Target(
+            "sheets:sheet-create",
+            lambda w: w.aventuras_url("sheets:sheet-create"),
+            "ana",
+            _aventuras_sheet_data,
+            lambda w: aventuras_forms.SheetForm(),
+            text=("name", "concept", "flaw", "flaw_earns", "public_description", "private_notes"),
+            numbers=("health", *AVENTURAS_ATTRIBUTES),
+        ),
+        # A GM character: scores up to 10, no flaw (A20, A25).
+        Target(
+            "sheets:npc-create",
+            lambda w: w.aventuras_url("sheets:npc-create"),
+            "gm",
+            _aventuras_npc_data,
+            lambda w: aventuras_forms.SheetForm(npc=True, is_gm=True),
+            text=("name", "gm_notes"),
+            numbers=("cachas",),
+        ),
+        # The GM changing a player's sheet says why.
+        Target(
+            "sheets:sheet-edit",
+            lambda w: _aventuras_sheet_url(w, "sheets:sheet-edit"),
+            "gm",
+            lambda w: _aventuras_sheet_data(w, name="Palomita", gm_notes="Es una loba.", reason="Lo acordamos"),
+            lambda w: aventuras_forms.SheetForm(is_gm=True, asks_reason=True),
+            text=("gm_notes", "reason"),
+        ),
+    ),
+    aventuras_forms.FeatForm: (
+        Target(
+            "sheets:sheet-create",
+            lambda w: w.aventuras_url("sheets:sheet-create"),
+            "ana",
+            _aventuras_feat_row,
+            lambda w: aventuras_forms.FeatForm(prefix="feats-0"),
+            text=("name", "description"),
+            prefix="feats-0",
+        ),
+    ),
+    aventuras_forms.ToolForm: (
+        Target(
+            "sheets:sheet-create",
+            lambda w: w.aventuras_url("sheets:sheet-create"),
+            "ana",
+            _aventuras_tool_row,
+            lambda w: aventuras_forms.ToolForm(prefix="tools-0"),
+            text=("name", "uses"),
+            numbers=("bonus",),
+            prefix="tools-0",
+        ),
+    ),
+    aventuras_forms.NotesForm: (
+        Target(
+            "sheets:sheet-notes",
+            lambda w: _aventuras_sheet_url(w, "sheets:sheet-notes"),
+            "gm",
+            lambda w: {"private_notes": "Nada.", "public_description": "Una mazorca.", "gm_notes": "Aúlla."},
+            lambda w: aventuras_forms.NotesForm(is_gm=True, description_allowed=True),
+            text=("private_notes", "public_description", "gm_notes"),
+        ),
+    ),
+    aventuras_forms.ReviewForm: (
+        Target(
+            "sheets:sheet-review",
+            lambda w: w.aventuras_url("sheets:sheet-review", w.aventuras.submitted.pk),
+            "gm",
+            lambda w: {"decision": "return", "comment": "Falta el defecto."},
+            lambda w: aventuras_forms.ReviewForm(),
+            text=("comment",),
+        ),
+    ),
+    # The sheet's buttons in play answer with a redirect and the refusal as a message.
+    aventuras_forms.HealthForm: (
+        Target(
+            "aventuras:sheet-health",
+            lambda w: _aventuras_sheet_url(w, "aventuras:sheet-health"),
+            "gm",
+            lambda w: {"change": "-1", "reason": "Mordisco de un troll"},
+            lambda w: aventuras_forms.HealthForm(),
+            text=("reason",),
+            echoes=False,
+        ),
+    ),
+    aventuras_forms.StateForm: (
+        Target(
+            "aventuras:sheet-state-add",
+            lambda w: _aventuras_sheet_url(w, "aventuras:sheet-state-add"),
+            "gm",
+            lambda w: {"name": "Cansada", "modifier": "-1", "threshold": "", "applies_to": "", "reason": "No durmió"},
+            lambda w: aventuras_forms.StateForm(),
+            text=("name", "reason"),
+            numbers=("modifier",),
+        ),
+    ),
+    aventuras_forms.StateRemoveForm: (
+        Target(
+            "aventuras:sheet-state-remove",
+            lambda w: _aventuras_sheet_url(w, "aventuras:sheet-state-remove", w.aventuras.state.pk),
+            "gm",
+            lambda w: {"reason": "Comió por fin"},
+            lambda w: aventuras_forms.StateRemoveForm(),
+            text=("reason",),
+            echoes=False,
+        ),
+    ),
+    aventuras_forms.ExperienceForm: (
+        Target(
+            "aventuras:sheet-experience",
+            lambda w: _aventuras_sheet_url(w, "aventuras:sheet-experience"),
+            "gm",
+            lambda w: {"experience": "6", "reason": "Fin de aventura"},
+            lambda w: aventuras_forms.ExperienceForm(),
+            text=("reason",),
+            numbers=("experience",),
+        ),
+    ),
+    # --- Hora de Aventuras: hero points (A21–A28)
+    aventuras_hero_forms.SpendForm: (
+        _spend_target(HeroSpend.IGNORE_STATE, lambda w: str(w.aventuras.state.pk), lambda w: [w.aventuras.state]),
+        _spend_target(HeroSpend.RECOVER, lambda w: "1", lambda w: []),
+        _spend_target(
+            HeroSpend.FEAT,
+            lambda w: str(w.aventuras.pc.aventuras.feats.get().pk),
+            lambda w: list(w.aventuras.pc.aventuras.feats.all()),
+        ),
+    ),
+    aventuras_hero_forms.EarnForm: (
+        # A player asks (a request the GM decides) ...
+        Target(
+            "aventuras:hero-earn",
+            lambda w: _aventuras_hero_url(w, "aventuras:hero-earn"),
+            "ana",
+            lambda w: {"kind": "flaw", "scene": str(w.aventuras.scene.pk), "why": "Resolvió el acertijo"},
+            lambda w: aventuras_hero_forms.EarnForm(scenes=[w.aventuras.scene]),
+            text=("why",),
+        ),
+        # ... the GM grants (a move of the ledger).
+        Target(
+            "aventuras:hero-earn",
+            lambda w: _aventuras_hero_url(w, "aventuras:hero-earn"),
+            "gm",
+            lambda w: {"kind": "sacrifice", "scene": "", "why": "Se quedó atrás por Finn"},
+            lambda w: aventuras_hero_forms.EarnForm(scenes=[w.aventuras.scene]),
+            text=("why",),
+        ),
+    ),
+    aventuras_hero_forms.GiftForm: (
+        Target(
+            "aventuras:hero-gift",
+            lambda w: _aventuras_hero_url(w, "aventuras:hero-gift"),
+            "ana",
+            lambda w: {"receiver": str(w.aventuras.other_pc.pk), "scene": "", "why": "Me sacó del pozo"},
+            lambda w: aventuras_hero_forms.GiftForm(receivers=[w.aventuras.other_pc], scenes=[w.aventuras.scene]),
+            text=("why",),
+        ),
+    ),
+    aventuras_hero_forms.StateForm: (
+        Target(
+            "aventuras:hero-state",
+            lambda w: _aventuras_hero_url(w, "aventuras:hero-state"),
+            "ana",
+            lambda w: {"state_name": "Hambrienta", "scene": str(w.aventuras.scene.pk), "why": "No ha desayunado"},
+            lambda w: aventuras_hero_forms.StateForm(scenes=[w.aventuras.scene]),
+            text=("state_name", "why"),
+        ),
+    ),
+    aventuras_hero_forms.NewAdventureForm: (
+        Target(
+            "aventuras:new-adventure",
+            lambda w: w.aventuras_url("aventuras:new-adventure"),
+            "gm",
+            lambda w: {"confirm": "on", "why": "Empieza «El reino de los dulces»"},
+            lambda w: aventuras_hero_forms.NewAdventureForm(),
+            text=("why",),
+        ),
+    ),
+    # --- Hora de Aventuras: rolls (a roll is a row of the table's post form)
+    aventuras_roll_forms.AventurasRollForm: (
+        Target(
+            "table:post-create",
+            lambda w: _aventuras_scene_url(w, "table:post-create"),
+            "ana",
+            _aventuras_roll_data,
+            lambda w: aventuras_roll_forms.AventurasRollForm(prefix="tirada-0"),
+            text=("purpose", "client_seed"),
+            numbers=("modifier", "easier", "harder"),
+            prefix="tirada-0",
+        ),
+    ),
+    aventuras_roll_forms.RollRequestForm: (
+        Target(
+            "table:request-create",
+            lambda w: _aventuras_scene_url(w, "table:request-create"),
+            "gm",
+            lambda w: {
+                "character": str(w.aventuras.pc.pk),
+                "attribute": "majo",
+                "difficulty": "2",
+                "purpose": "Resolver el acertijo de la puerta",
+            },
+            lambda w: aventuras_roll_forms.RollRequestForm(characters=[w.aventuras.pc]),
+            text=("purpose",),
+        ),
+    ),
+    # The chain's steps under a card (A5, A12, A22): refusals are the roll's page again.
+    aventuras_roll_forms.ChachiForm: (
+        Target(
+            "aventuras:convert",
+            lambda w: reverse("aventuras:convert", args=[w.chachi_roll.pk]),
+            "ana",
+            lambda w: {"position": w.chachi_position, "client_seed": client_seed()},
+            lambda w: aventuras_roll_forms.ChachiForm(),
+            text=("client_seed",),
+            numbers=("position",),
+        ),
+        # A chachi spent on an effect rolls nothing: the seed the form checks is not used.
+        Target(
+            "aventuras:effect",
+            lambda w: reverse("aventuras:effect", args=[w.chachi_roll.pk]),
+            "ana",
+            lambda w: {"position": w.chachi_position, "client_seed": client_seed()},
+            lambda w: aventuras_roll_forms.ChachiForm(),
+            numbers=("position",),
+        ),
+    ),
+    aventuras_roll_forms.RerollForm: (
+        Target(
+            "aventuras:reroll",
+            lambda w: reverse("aventuras:reroll", args=[w.chachi_roll.pk]),
+            "ana",
+            lambda w: {"positions": "1", "client_seed": client_seed()},
+            lambda w: aventuras_roll_forms.RerollForm(values=w.chachi_roll.facts["values"]),
+            text=("client_seed",),
+        ),
+    ),
+    # --- Hora de Aventuras: contests, reactions and initiative (A13–A20)
+    aventuras_contest_forms.ContestForm: (
+        Target(
+            "aventuras:contest-create",
+            lambda w: _aventuras_scene_url(w, "aventuras:contest-create"),
+            "gm",
+            lambda w: {
+                "kind": "competition",
+                "title": "La carrera tras el caballo",
+                "difficulty": "0",
+                "character_1": str(w.aventuras.pc.pk),
+                "attribute_1": "cachas",
+                "difficulty_1": "0",
+                "character_2": str(w.aventuras.npc.pk),
+                "attribute_2": "espabilado",
+                "difficulty_2": "1",
+            },
+            lambda w: aventuras_contest_forms.ContestForm(characters=[w.aventuras.pc, w.aventuras.npc]),
+            text=("title",),
+            numbers=("difficulty", *(f"difficulty_{i}" for i in range(1, aventuras_contest_forms.SIDE_ROWS + 1))),
+        ),
+    ),
+    aventuras_contest_forms.ContestRollForm: (
+        Target(
+            "aventuras:contest-roll",
+            lambda w: _aventuras_scene_url(w, "aventuras:contest-roll", w.aventuras_contestant.pk),
+            "ana",
+            lambda w: _prefixed(f"lado-{w.aventuras_contestant.pk}", modifier="1", tool="", client_seed=client_seed()),
+            lambda w: aventuras_contest_forms.ContestRollForm(
+                character=w.aventuras.pc, prefix=f"lado-{w.aventuras_contestant.pk}"
+            ),
+            text=("client_seed",),
+            numbers=("modifier",),
+            prefix=lambda w: f"lado-{w.aventuras_contestant.pk}",
+        ),
+    ),
+    # The fields every roll of a contest or a reaction adds (ContestRollForm's
+    # and ReactForm's base): sent as a reaction's roll.
+    aventuras_contest_forms.RollFields: (
+        Target(
+            "aventuras:reaction-roll",
+            lambda w: w.aventuras_url("aventuras:reaction-roll", w.aventuras_reaction.pk),
+            "bruno",
+            lambda w: _prefixed(
+                f"reaccion-{w.aventuras_reaction.pk}",
+                attribute="espabilado",
+                modifier="1",
+                tool="",
+                client_seed=client_seed(),
+            ),
+            lambda w: aventuras_contest_forms.RollFields(character=w.aventuras.other_pc),
+            text=("client_seed",),
+            numbers=("modifier",),
+            prefix=lambda w: f"reaccion-{w.aventuras_reaction.pk}",
+        ),
+    ),
+    aventuras_contest_forms.ReactForm: (
+        Target(
+            "aventuras:reaction-roll",
+            lambda w: w.aventuras_url("aventuras:reaction-roll", w.aventuras_reaction.pk),
+            "bruno",
+            lambda w: _prefixed(
+                f"reaccion-{w.aventuras_reaction.pk}",
+                attribute="espabilado",
+                modifier="1",
+                tool="",
+                client_seed=client_seed(),
+            ),
+            lambda w: aventuras_contest_forms.ReactForm(
+                character=w.aventuras.other_pc, prefix=f"reaccion-{w.aventuras_reaction.pk}"
+            ),
+            text=("client_seed",),
+            numbers=("modifier",),
+            prefix=lambda w: f"reaccion-{w.aventuras_reaction.pk}",
+        ),
+    ),
 }
 
 # Forms with no field a user types text or a number into: only choices,
@@ -1556,6 +2091,11 @@ NOT_TYPED = {
     vaesen_combat.AmbushForm: "choices and checkboxes",
     vaesen_combat.SwapForm: "two choices",
     vaesen_combat.DeclareForm: "choices and a checkbox",
+    # As the others: the file's content goes through the Hora de Aventuras
+    # SheetForm, its formsets and the sheet's StateForm.
+    aventuras_forms.ImportForm: "a file",
+    aventuras_hero_forms.DecisionForm: "a choice (accept, refuse, take back)",
+    aventuras_contest_forms.InitiativeForm: "checkboxes",
 }
 
 # Text areas "one per line" whose lines are each stored as a row: the limit
@@ -1574,6 +2114,13 @@ RULED_NUMBERS = {
     (form, name): f"{name.capitalize()} debe estar entre 1 y 10, no {{value}}."
     for form in (SheetForm, NpcForm)
     for name in ("fortaleza", "reflejos", "voluntad", "intelecto")
+}
+
+# Number fields the page sends in a hidden input, never typed: as a
+# malformed seed, another value only comes from a script, and its refusal may
+# be a 400 (still in Spanish, nothing saved).
+HIDDEN_NUMBERS = {
+    (aventuras_roll_forms.ChachiForm, "position"): "each button of the card sends its die in a hidden input",
 }
 
 # Integer fields that are ids looked up, never stored as typed.
@@ -1896,7 +2443,9 @@ def test_a_huge_number_is_refused_in_spanish_and_nothing_is_saved(world, form_cl
 
     response = _send(client, target, url, data)
 
-    assert response.status_code == 200
+    assert response.status_code == 200 or (
+        response.status_code == 400 and (form_class, field_name) in HIDDEN_NUMBERS
+    ), response.status_code
     if (form_class, field_name) in RULED_NUMBERS:
         message = RULED_NUMBERS[form_class, field_name].format(value=huge)
     else:

@@ -276,6 +276,23 @@ def ignored_states_of(characters, scene: Scene | None, *, turns: dict[int, str] 
     return result
 
 
+def ignored_for_next_roll(character: Character) -> set[int]:
+    """A23 — the ids of the states a hero point ignores for ``character``'s
+    next roll: those ignored since its latest post (the turn it is in, in
+    whichever scene). A roll is planned before its own post is written, so
+    the point spent after the last post counts for the post being written."""
+    latest = (
+        Post.objects.filter(scene__campaign_id=character.campaign_id, character=character)
+        .order_by("-created_at", "-id")
+        .values_list("created_at", flat=True)
+        .first()
+    )
+    events = SheetEvent.objects.filter(character=character, kind=AventurasEvent.HERO, after__has_key=IGNORED_STATE)
+    if latest is not None:
+        events = events.filter(created_at__gte=latest)
+    return {after[IGNORED_STATE] for after in events.values_list("after", flat=True)}
+
+
 def ignored_states(character: Character, scene: Scene | None, *, turn: str | None = None) -> set[int]:
     """A23 — the ids of ``character``'s states ignored this turn (a hero
     point's): the rolls leave them out when they count the dice. ``turn``:

@@ -22,7 +22,7 @@ roll log's head (``rolls.services`` takes it last, when it appends).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
@@ -42,6 +42,7 @@ from rules.aventuras import HeroSpend
 from sheets.models import Character
 from systems.aventuras import signals
 from systems.aventuras.heroes import ledger
+from systems.aventuras.heroes import services as heroes_services
 from systems.aventuras.models import ATTRIBUTE_LABELS, AventurasSheet, AventurasState, HeroMove
 from table.models import TableRoll
 
@@ -145,14 +146,20 @@ def _applies(state: AventurasState, action_kind: str) -> bool:
     return not state.applies_to or state.applies_to == action_kind
 
 
-def _state_parts(sheet: AventurasSheet, action_kind: str) -> tuple[list[tuple[str, int]], int, int, list[str]]:
+def _state_parts(
+    sheet: AventurasSheet, action_kind: str, ignored: Collection[int] = ()
+) -> tuple[list[tuple[str, int]], int, int, list[str]]:
     """The sheet's states that touch the action: their dice (A3) and the
-    effects they add to the threshold's (A7)."""
+    effects they add to the threshold's (A7); a state a hero point ignores
+    this turn (A23, ``ignored``) adds nothing and says so."""
     parts: list[tuple[str, int]] = []
     easier = harder = 0
     effects: list[str] = []
     for state in sheet.states.all():
         if not _applies(state, action_kind):
+            continue
+        if state.pk in ignored:
+            parts.append((_("Estado: %(name)s, ignorado con un punto de Héroe") % {"name": state.name}, 0))
             continue
         if state.modifier:
             parts.append((_("Estado: %(name)s") % {"name": state.name}, state.modifier))
@@ -228,7 +235,9 @@ def roll_setup(
         effects.append(_("%(n)d que facilita(n)") % {"n": easier})
     if harder:
         effects.append(_("%(n)d que dificulta(n)") % {"n": harder})
-    state_parts, state_easier, state_harder, state_effects = _state_parts(sheet, action_kind)
+    # A23 — a state a hero point ignores this turn does not count.
+    ignored = heroes_services.ignored_for_next_roll(character) if sheet.states.all() else set()
+    state_parts, state_easier, state_harder, state_effects = _state_parts(sheet, action_kind, ignored)
     parts += state_parts
     easier += state_easier
     harder += state_harder

@@ -145,6 +145,28 @@ def test_states_of_the_actions_kind_count_and_threshold_effects_move_it(aventura
     assertContains(balanced, f"Probabilidad de éxito: {_percent(4)} %")
 
 
+def test_a_state_ignored_with_a_hero_point_does_not_count_on_the_next_post(aventuras_world):
+    """A23 — «ignorar un estado durante un turno»: the point spent after the
+    character's latest post counts for the post being written (its rolls are
+    planned before it exists); the post after that counts the state again."""
+    from systems.aventuras.heroes import services as heroes
+
+    world = aventuras_world
+    hungry = AventurasState.objects.create(sheet=world.pc.aventuras, name="Hambrienta", modifier=-1)
+    client = client_for(world.player)
+    assertContains(_chance(client, world.scene, world.pc, attribute="cachas"), "Estado: Hambrienta -1")
+    heroes.ignore_state(character=world.pc, actor=world.player, scene=world.scene, state_id=hungry.pk, why="¡Prisa!")
+    ignored = _chance(client, world.scene, world.pc, attribute="cachas")
+    assertNotContains(ignored, "Estado: Hambrienta -1")
+    assertContains(ignored, "ignorado con un punto de Héroe")
+    assertContains(ignored, f"Probabilidad de éxito: {_percent(3)} %")
+    assert _publish(client, world.scene, world.pc, attribute="cachas", purpose="Correr").status_code == 302
+    roll = TableRoll.objects.get(character=world.pc)
+    assert len(roll.latest.entry["dice"]) == 3
+    # The turn moved on with that post: the state counts again.
+    assertContains(_chance(client, world.scene, world.pc, attribute="cachas"), "Estado: Hambrienta -1")
+
+
 def test_zero_dice_is_an_automatic_failure_shown_on_the_form(aventuras_world):
     """A3 [ENGINE DEFAULT] — a penalty down to zero dice: nothing to roll."""
     world = aventuras_world

@@ -12,6 +12,7 @@ from accounts.models import User
 from campaigns import services
 from campaigns.models import Campaign, CampaignStatus, Membership, Post, Role, Visibility
 from campaigns.permissions import campaign_access
+from demo.aventuras import aventuras_demo_load
 from demo.sheets import sheets_demo_load
 from demo.table import rolls_demo_load, table_demo_load
 from demo.vaesen import vaesen_demo_load
@@ -105,10 +106,12 @@ def _story(campaign: Campaign, gm: User, ana: User, bruno: User) -> None:
 
 
 @transaction.atomic
-def demo_load(*, vaesen: bool = True) -> tuple[list[tuple[DemoUser, bool]], Campaign]:
+def demo_load(*, vaesen: bool = True, aventuras: bool = True) -> tuple[list[tuple[DemoUser, bool]], Campaign]:
     """Create what is missing; return the users (with ``created``) and the
     HITOS campaign (the Vaesen one is ``demo.vaesen.VAESEN_CAMPAIGN_SLUG``,
-    left out with ``vaesen=False``: the HITOS story's own tests)."""
+    left out with ``vaesen=False``: the HITOS story's own tests; the Hora de
+    Aventuras one is ``demo.aventuras.AVENTURAS_CAMPAIGN_SLUG``, left out
+    with ``aventuras=False``)."""
     users = []
     accounts = {}
     for demo in DEMO_USERS:
@@ -156,4 +159,7 @@ def demo_load(*, vaesen: bool = True) -> tuple[list[tuple[DemoUser, bool]], Camp
     # The Vaesen campaign beside it, with the same GM and players (``demo.vaesen``).
     if vaesen:
         vaesen_demo_load(gm=gm, ana=accounts["ana"], bruno=accounts["bruno"])
+    # The Hora de Aventuras campaign, with the same GM and players (``demo.aventuras``).
+    if aventuras:
+        aventuras_demo_load(gm=gm, ana=accounts["ana"], bruno=accounts["bruno"])
     return users, campaign

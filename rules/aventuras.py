@@ -223,6 +223,17 @@ def resolve(tally: Tally, difficulty: int = 0) -> Resolution:
     return Resolution(tally.successes > difficulty, tally, remaining)
 
 
+def spend_on_narrative(tally: Tally, spent: int) -> Tally:
+    """A12 — ``spent`` chachis used on a narrative effect: each still counts as
+    a success for the resolution, but no longer as a chachi for the action's
+    effects, so it counts as a normal success (and the difficulty cancels it
+    as one, A9)."""
+    _natural(spent, "Los chachis gastados")
+    if spent > tally.chachis:
+        raise ValueError("No se pueden gastar más éxitos chachis de los que hay.")
+    return Tally(tally.normals + spent, tally.chachis - spent)
+
+
 def _cancel_normals_first(tally: Tally, count: int) -> Tally:
     normals = max(tally.normals - count, 0)
     return Tally(normals, max(tally.chachis - (count - (tally.normals - normals)), 0))

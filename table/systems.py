@@ -57,6 +57,13 @@ class GameSystem:
         says ``cleaned_data["used"]`` when the author filled it in."""
         raise NotImplementedError(f"{self.key}: no roll rows")
 
+    def writer_facts(self, characters: Sequence, npcs: Sequence) -> tuple:
+        """Plain values the post form's rows show beyond the characters, the
+        NPCs and the GM's requests (e.g. the reactions waiting for one of
+        them), so that the form kept in the cache changes when they do. One
+        query at most; called when the writer is built."""
+        return ()
+
     def plan(self, row: forms.Form, *, speaking_as) -> PlannedRoll:
         """A valid, used row as a planned roll. Raises ``ValidationError``
         whose ``code`` names the row's field to show it on."""

@@ -66,6 +66,8 @@ class _Writer:
     npcs: list[Character]
     requests: list
     members: QuerySet
+    # What the game's rows show beyond these (``GameSystem.writer_facts``).
+    game_facts: tuple = ()
     # A digest of ``rows()`` when the writer was kept in the cache.
     made_of: str = ""
 
@@ -93,6 +95,7 @@ class _Writer:
             fragments.rows(self.npcs),
             fragments.rows(self.requests),
             fragments.rows(self.members),
+            self.game_facts,
         )
 
 
@@ -138,6 +141,7 @@ def _writer(access: Access, scene: Scene) -> _Writer:
         can_npc=can_npc,
         npcs=npcs,
         requests=requests,
+        game_facts=system.writer_facts(characters, npcs) if system is not None else (),
         # Only what the choices show of each member.
         members=_whisper_members(access, scene).only("username", "display_name")
         if access.user.is_authenticated

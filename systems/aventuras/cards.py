@@ -42,19 +42,25 @@ OUTCOME_CLASS = {
 }
 
 
-def explained(game: dict[str, Any], dice: list[int]) -> dict[str, Any] | None:
+def explained(
+    game: dict[str, Any], dice: list[int], *, known_difficulty: int | None = None, chachis_left: int | None = None
+) -> dict[str, Any] | None:
     """What the body prints of a version: each die as rolled and as read (a
     converted 6 reads 5, A5) with its outcome (A4, A7), the counts, the
-    threshold when moved (A7), the difficulty and what it cancelled (A9) and
-    whether the action succeeds (A8). None when the signed dice are not an
-    Aventuras roll (the body then shows the signed fields as they are)."""
+    threshold when moved (A7), the difficulty and what it cancelled (A9),
+    whether the action succeeds (A8) and the chachis left for its effects
+    (A6). A hidden difficulty shows none of what would give it away, unless
+    ``known_difficulty`` (the GM's) is given; ``chachis_left`` is the table
+    roll's (``services.chachis_left``, A12) for its latest version. None
+    when the signed dice are not an Aventuras roll (the body then shows the
+    signed fields as they are)."""
     try:
-        state = services.signed_roll(game, dice)
-        remaining = [int(n) for n in game["remaining"]]
-        succeeded = bool(game["succeeded"])
+        reading = services.signed_reading(game, dice, known_difficulty=known_difficulty)
     except (KeyError, TypeError, ValueError):
         return None
+    state = reading.state
     tally = state.tally
+    cancelled = reading.cancelled
     converted = state.converted
     outcomes = state.outcomes
     return {
@@ -79,10 +85,10 @@ def explained(game: dict[str, Any], dice: list[int]) -> dict[str, Any] | None:
         "difficulty_word": services.difficulty_word(game["difficulty"])
         if isinstance(game.get("difficulty"), int)
         else "",
-        "cancelled_normals": max(tally.normals - remaining[0], 0),
-        "cancelled_chachis": max(tally.chachis - remaining[1], 0),
-        "remaining_chachis": remaining[1],
-        "succeeded": succeeded,
+        "cancelled_normals": cancelled.normals if cancelled is not None else 0,
+        "cancelled_chachis": cancelled.chachis if cancelled is not None else 0,
+        "chachis_left": (chachis_left if chachis_left is not None else reading.chachis_left) or 0,
+        "succeeded": reading.succeeded,
         "converted_count": len(converted),
     }
 
@@ -124,11 +130,18 @@ def aventuras_card(
     game = base["game"]
     if table_roll is not None and with_actions and actions is None:
         actions = page_actions([table_roll], access=access)[table_roll.pk]
-    roll = explained(game, list(signed.get("dice") or []))
     known = None
-    if roll is not None and roll["hidden"] and access.is_gm and table_roll is not None:
-        # The GM sees the difficulty the player does not.
+    if game.get("difficulty_hidden") and access.is_gm and table_roll is not None:
+        # The GM sees the difficulty the player does not, and what it cancelled.
         known = table_roll.difficulty
+    latest = table_roll is not None and base["entry"].pk == table_roll.latest_id
+    roll = explained(
+        game,
+        list(signed.get("dice") or []),
+        known_difficulty=known,
+        # A12 — the latest version's chachis left, narrative ones taken out.
+        chachis_left=services.chachis_left(table_roll) if latest else None,
+    )
     return {
         **base,
         **(actions or {}),
@@ -222,9 +235,8 @@ def _actions(
         "can_pay_xp": bool(sheet and sheet.is_hero and sheet.experience >= aventuras.EXPERIENCE_PER_HERO_POINT),
         "hero_points": sheet.hero_points if sheet is not None else None,
         "succeeded": succeeded,
-        # A6 — chachis only matter when the action succeeds; A12 — those spent
-        # on a narrative effect are no longer for the action's effects.
-        "chachis_left": max(int(facts.get("remaining_chachis") or 0) - len(narrative), 0) if final and succeeded else 0,
+        # A6, A9, A12 — counted once, by the service.
+        "chachis_left": services.chachis_left(table_roll) if final else 0,
         # A11 — the GM always narrates a failure.
         "gm_narrates": final and not succeeded,
     }

@@ -14,16 +14,20 @@ from functools import reduce
 from typing import Any
 
 from django.core.exceptions import ObjectDoesNotExist, ValidationError
+from django.db.models import Q
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
 from campaigns import permissions as perms
+from campaigns.models import Post
+from campaigns.permissions import Access
 from sheets.models import Character
 from systems.aventuras import cards
 from systems.aventuras.contests import panel as contests_panel
 from systems.aventuras.contests import reactions
 from systems.aventuras.heroes import panel as heroes_panel
 from systems.aventuras.heroes import services as heroes_services
+from systems.aventuras.models import AventurasReaction
 from systems.aventuras.rolls import services
 from systems.aventuras.rolls.forms import AventurasRollForm, RollRequestForm
 from table.post_rolls import PlannedRoll
@@ -91,6 +95,44 @@ def roll_plan(
     )
 
 
+def readable_reactions(queryset, access: Access):
+    """The reactions of ``queryset`` whose action the reader may read (what
+    ``table.access.may_read_table_roll`` says of one roll: its post is
+    in a scene they see and addressed to them, ``can_read_post``; a roll
+    without a post, its scene seen), as one query: a whispered action's
+    purpose never reaches a target who may not read it."""
+    scenes = perms.visible_scenes(access)
+    posts = Post.objects.filter(scene__in=scenes).addressed_to(access.user, is_gm=access.is_gm)
+    if not perms.can_view_campaign(access):
+        return queryset.none()
+    return queryset.filter(
+        Q(action__post__in=posts)
+        | Q(action__post__isnull=True) & (Q(action__scene__isnull=True) | Q(action__scene__in=scenes))
+    )
+
+
+def _open_reactions(characters, npcs) -> list:
+    """The open reactions the post's author may answer as one of the
+    speakers, whose action they may read. The author is the GM when NPCs are
+    offered (``can_write_as_npc``: every action is theirs to read); else the
+    owner of ``characters``, asked for their standing only when some
+    reaction is open (constant queries: at most four)."""
+    speakers = [*characters, *(npcs or {}).values()]
+    if not speakers:
+        return []
+    reactions_qs = reduce(operator.or_, [reactions.open_for(c) for c in speakers]).select_related(
+        "target", "action__first"
+    )
+    if npcs is not None:
+        return list(reactions_qs)
+    found = list(reactions_qs)
+    if not found:
+        return []
+    author = characters[0]
+    access = perms.campaign_access(author.owner, author.campaign)
+    return list(readable_reactions(reactions_qs, access))
+
+
 def _campaign_id(characters, npcs) -> int | None:
     for character in [*characters, *(npcs or {}).values()]:
         return character.campaign_id
@@ -107,6 +149,17 @@ class Aventuras(GameSystem):
 
     # --- the post form ------------------------------------------------------------
 
+    def writer_facts(self, characters, npcs) -> tuple:
+        """The reactions waiting for one of the writer's characters or NPCs
+        (the rows' «Reacciona a» choices), as ids."""
+        speakers = [*characters, *npcs]
+        if not speakers:
+            return ()
+        waiting = AventurasReaction.objects.filter(
+            target__in=speakers, roll__isnull=True, declined_at__isnull=True
+        ).order_by("pk")
+        return tuple(waiting.values_list("pk", flat=True))
+
     def roll_row(self, data, *, prefix, characters, npcs):
         characters = list(characters)
         tool_groups = [(c.name, _tools(c)) for c in [*characters, *(npcs or {}).values()]]
@@ -120,16 +173,7 @@ class Aventuras(GameSystem):
             if campaign_id is not None
             else []
         )
-        speakers = [*characters, *(npcs or {}).values()]
-        open_reactions = (
-            list(
-                reduce(operator.or_, [reactions.open_for(c) for c in speakers]).select_related(
-                    "target", "action__first"
-                )
-            )
-            if speakers
-            else []
-        )
+        open_reactions = _open_reactions(characters, npcs)
         return AventurasRollForm(
             data, prefix=prefix, tool_groups=tool_groups, npcs=npcs, targets=targets, open_reactions=open_reactions
         )

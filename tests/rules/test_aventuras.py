@@ -173,6 +173,20 @@ def test_chachis_count_only_when_the_action_succeeds():
     assert a.resolve(Tally(0, 2), 1).chachis == 1
 
 
+def test_a_chachi_spent_on_a_narrative_effect_still_counts_as_a_success_but_not_as_a_chachi():
+    # A12 — «el éxito chachi así utilizado seguirá contando como un éxito para la resolución,
+    # pero no podrá utilizarse para los efectos habituales descritos en la acción»
+    spent = a.spend_on_narrative(Tally(1, 2), 1)
+    assert spent == Tally(2, 1)
+    assert spent.successes == Tally(1, 2).successes
+    assert a.resolve(spent, 2).succeeded is True
+    # A9 — the difficulty cancels it as a normal success: one chachi left for the action.
+    assert a.resolve(spent, 2).chachis == 1
+    assert a.resolve(a.spend_on_narrative(Tally(0, 2), 2), 1).chachis == 0
+    with pytest.raises(ValueError):
+        a.spend_on_narrative(Tally(1, 1), 2)
+
+
 # --- Reactions -----------------------------------------------------------------
 
 

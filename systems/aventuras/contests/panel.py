@@ -44,6 +44,7 @@ def panel_context(
     initiative_form: InitiativeForm | None = None,
     roll_forms: dict[int, ContestRollForm] | None = None,
     error: str = "",
+    agreed_posted: list[str] | None = None,
 ) -> dict[str, Any]:
     from systems.aventuras import cards
 
@@ -74,15 +75,22 @@ def panel_context(
     if initiative is not None:
         initiative.scene = scene
     order = services.initiative_order(initiative)
-    tied = bool(order) and any(g["tied"] for g in order)
-    can_tiebreak = tied and (
-        access.is_gm or any(services.controls(access, m["character"]) for g in order if g["tied"] for m in g["members"])
-    )
+    # A20 — each player rolls for the tied characters they control; the GM for the rest (or all).
+    rollers = services.tiebreak_rollers(order, access)
+    if access.is_gm:
+        # A20 «se pongan de acuerdo»: the GM may set a tied group's order without dice.
+        posted = [str(pk) for pk in agreed_posted or []]
+        for group in order or []:
+            if group["tied"]:
+                ids = [str(m["character"].pk) for m in group["members"]]
+                choice = posted if sorted(posted) == sorted(ids) else ids
+                group["agree_slots"] = [(n, choice[n - 1]) for n in range(1, len(ids) + 1)]
     context: dict[str, Any] = {
         "aventuras_contests_template": TEMPLATE,
         "aventuras_contests": contests,
         "aventuras_initiative": order,
-        "aventuras_can_tiebreak": can_tiebreak,
+        "aventuras_can_tiebreak": bool(rollers),
+        "aventuras_tiebreak_for": rollers,
         "aventuras_is_gm": access.is_gm,
         "aventuras_contests_error": error,
     }

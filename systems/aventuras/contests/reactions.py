@@ -19,11 +19,14 @@ from typing import Any
 
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import transaction
+from django.db.models import Exists, OuterRef, Q
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
+from campaigns.models import Membership, Post, Role, Scene
 from campaigns.permissions import Access, campaign_access
+from rolls.models import RollEntry
 from rules import aventuras
 from rules.aventuras import ReactionOrder
 from sheets.models import Character
@@ -59,10 +62,41 @@ def open_reactions(action, targets, *, by) -> list:
     return [AventurasReaction.objects.create(action=action, target=target) for target in targets]
 
 
+def _readable_actions(owner_id: int) -> Q:
+    """The actions ``owner_id`` may read, as one condition on
+    ``AventurasReaction`` (subqueries, no query of its own), as
+    ``rolls.permissions.readable_rolls`` reads them: the GM and co-GMs every
+    one; a member those in a scene they see (for all, or chosen for it) and
+    a post addressed to them (to everyone, theirs, or they were chosen),
+    never a secret roll of the GM's not yet revealed."""
+    directs = Q(action__campaign__gm_id=owner_id) | Q(
+        Exists(
+            Membership.objects.active().filter(
+                campaign_id=OuterRef("action__campaign_id"), user_id=owner_id, role=Role.COGM
+            )
+        )
+    )
+    chosen_scenes = Scene.participants.through.objects.filter(user_id=owner_id).values("scene_id")
+    chosen_posts = Post.chosen_recipients.through.objects.filter(user_id=owner_id).values("post_id")
+    scene_ok = Q(action__scene__isnull=True) | Q(action__scene__everyone=True) | Q(action__scene_id__in=chosen_scenes)
+    post_ok = (
+        Q(action__post__isnull=True)
+        | Q(action__post__recipients=Post.Recipients.ALL)
+        | Q(action__post__author_id=owner_id)
+        | Q(action__post__recipients=Post.Recipients.CHOSEN, action__post_id__in=chosen_posts)
+    )
+    secret = Q(action__first__audience=RollEntry.Audience.GM, action__first__reveal__isnull=True)
+    return directs | (scene_ok & post_ok & ~secret)
+
+
 def open_for(character):
-    """The open reactions ``character`` may answer from a post (newest action first)."""
+    """The open reactions ``character`` may answer from a post (newest action
+    first): only to actions its owner may read (``_readable_actions``: a
+    target reacts to what it sees; an action in a post addressed to the GM
+    only is not offered to a player whose character it names)."""
     return (
         AventurasReaction.objects.filter(
+            _readable_actions(character.owner_id),
             target=character,
             roll__isnull=True,
             declined_at__isnull=True,
@@ -77,7 +111,7 @@ def open_for(character):
 def _locked(reaction: AventurasReaction) -> AventurasReaction:
     locked = (
         AventurasReaction.objects.select_for_update(of=("self",))
-        .select_related("action__campaign", "action__scene", "action__character", "target")
+        .select_related("action__campaign", "action__scene", "action__character", "action__post", "target")
         .get(pk=reaction.pk)
     )
     if locked.declined_at is not None:
@@ -122,8 +156,16 @@ def react(
     with_experience: bool = False,
     client_seed: str | None = None,
 ):
-    """The «Reaccionar» button: the target's reaction roll (no post, kind
-    "reaction", the action's scene), free (A14), by whoever answers for it."""
+    """The «Reaccionar» button: the target's reaction roll (kind "reaction",
+    the action's scene), free (A14), by whoever answers for it.
+
+    The roll is no more public than the action: an action in a post not
+    addressed to everyone (a whisper, a post to the GM only) gets its
+    reaction in that same post, so the log seals it for the same recipients
+    (``rolls.permissions.audience_for``) and only they read it; an action in
+    a public post, or without one, gets a roll with no post, sealed as its
+    scene says (a split party's scene). A target who may not read the
+    action does not react to it (``open_for`` does not offer it either)."""
     from systems.aventuras.rolls import services as rolls
 
     if not controls(access, reaction.target):
@@ -132,6 +174,12 @@ def react(
         locked = _locked(reaction)
         if locked.action.character_id == locked.target_id:
             raise ValidationError(_("Un personaje no reacciona a su propia acción."), code="own")
+        if not _may_read_action(access, locked.action):
+            raise PermissionDenied(_("No puedes ver la acción a la que reaccionarías."))
+        action_post = locked.action.post
+        private_post = (
+            action_post if action_post is not None and action_post.recipients != Post.Recipients.ALL else None
+        )
         setup = rolls.roll_setup(
             locked.target,
             attribute=attribute,
@@ -149,12 +197,20 @@ def react(
             purpose=purpose,
             character=locked.target,
             scene=locked.action.scene,
+            post=private_post,
             client_seed=client_seed,
             kind="reaction",
         )
         locked.roll = table_roll
         locked.save(update_fields=["roll"])
     return table_roll
+
+
+def _may_read_action(access: Access, action) -> bool:
+    """Whether the reader may read the action's roll (its post, its scene)."""
+    from table.access import may_read_table_roll
+
+    return may_read_table_roll(access, action)
 
 
 def decline(*, reaction: AventurasReaction, access: Access) -> None:
@@ -189,6 +245,18 @@ def result(action_tally: aventuras.Tally, reaction_tally: aventuras.Tally | None
     }
 
 
+def _readable_roll_ids(table_rolls, access) -> set[int]:
+    """The ids of ``table_rolls`` whose content the reader may see (one query)."""
+    from rolls.models import RollEntry
+    from rolls.permissions import readable_rolls
+
+    if not table_rolls:
+        return set()
+    entries = RollEntry.objects.filter(pk__in=[tr.first_id for tr in table_rolls])
+    seen = set(readable_rolls(access, entries).values_list("pk", flat=True))
+    return {tr.pk for tr in table_rolls if tr.first_id in seen}
+
+
 def card_reactions(table_rolls, *, access) -> dict[int, dict]:
     """Per action roll id, what its card shows of its reactions, in constant
     queries: each target waiting, declined or with its roll's card, the
@@ -216,12 +284,17 @@ def card_reactions(table_rolls, *, access) -> dict[int, dict]:
     if not reactions:
         return {}
     reaction_rolls = [r.roll for r in reactions if r.roll is not None]
-    roll_cards = cards.cards_for(reaction_rolls, access=access) if reaction_rolls else {}
+    # Only the reaction rolls this reader may read show their dice (one
+    # query): a reaction sealed for a post's recipients shows, to anyone
+    # else, that the target reacted and the outcome, never the numbers.
+    readable = _readable_roll_ids(reaction_rolls, access)
+    roll_cards = cards.cards_for([r for r in reaction_rolls if r.pk in readable], access=access) if readable else {}
     out: dict[int, dict] = {}
     for reaction in reactions:
         action = by_id[reaction.action_id]
         hidden = action.difficulty_hidden and not access.is_gm
         row: dict[str, Any] = {"reaction": reaction, "target": reaction.target, "result": None}
+        row["private"] = reaction.roll is not None and reaction.roll_id not in readable
         if reaction.roll is not None:
             row["state"] = "rolled"
             row["card"] = roll_cards.get(reaction.roll_id)
@@ -237,6 +310,7 @@ def card_reactions(table_rolls, *, access) -> dict[int, dict]:
             reaction_tally = rolls.roll_tally(reaction.roll) if reaction.roll is not None else None
             row["result"] = result(rolls.roll_tally(action), reaction_tally, _difficulty(action))
             row["result"]["hidden"] = hidden and not row["result"]["by_reaction"]
+            row["result"]["private"] = row["private"]
         row["can_answer"] = reaction.open and controls(access, reaction.target)
         if row["can_answer"]:
             row["form"] = ReactForm(character=reaction.target, prefix=f"reaccion-{reaction.pk}")

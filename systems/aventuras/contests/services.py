@@ -335,49 +335,84 @@ def _combatant(character: Character) -> Combatant:
     )
 
 
+# ``AventurasInitiative.tiebreaks`` holds, per character id (text), the
+# table roll ids of its tie-break dice, one per round; and under AGREED the
+# orders the GM set without dice (A20 «se pongan de acuerdo»): a list of
+# lists of character ids, first to act first.
+AGREED = "acordado"
+
+
 def _die_values(tiebreaks: dict, entries: dict[int, int]) -> dict[int, tuple[int, ...]]:
-    return {int(k): tuple(entries[pk] for pk in ids if pk in entries) for k, ids in tiebreaks.items()}
+    return {
+        int(k): tuple(entries[pk] for pk in ids if pk in entries)
+        for k, ids in tiebreaks.items()
+        if k != AGREED and k.isdigit()
+    }
+
+
+def _split(members: list[Character], dice: dict[int, tuple[int, ...]], agreed: list[list[int]], rnd: int = 0):
+    """A20 — a tie left at the end, settled round by round: an order the GM
+    set for exactly these characters decides at once; otherwise, once every
+    one of them has its die of round ``rnd``, higher goes first and equal
+    dice go on to the next round. Yields (members, round, agreed)."""
+    if len(members) == 1:
+        yield members, rnd, False
+        return
+    ids = {c.pk for c in members}
+    for order in agreed:
+        if set(order) == ids:
+            by_id = {c.pk: c for c in members}
+            for pk in order:
+                yield [by_id[pk]], rnd, True
+            return
+    if not all(len(dice.get(c.pk, ())) > rnd for c in members):
+        yield members, rnd, False
+        return
+    members = sorted(members, key=lambda c: dice[c.pk][rnd], reverse=True)
+    sub: list[list[Character]] = []
+    for member in members:
+        if sub and dice[sub[-1][0].pk][rnd] == dice[member.pk][rnd]:
+            sub[-1].append(member)
+        else:
+            sub.append([member])
+    for part in sub:
+        yield from _split(part, dice, agreed, rnd + 1)
 
 
 def initiative_order(initiative: AventurasInitiative | None) -> list[dict[str, Any]] | None:
     """The order, as groups (a group of more than one is a tie still
-    standing after the tie-break dice), each member with its scores and its
-    tie-break dice; two queries."""
+    standing), each member with its scores, its tie-break dice and whether
+    it still has to roll this round (``needs_die``); a group placed by the
+    GM's agreed order says so (``agreed``). Two queries."""
     if initiative is None:
         return None
     characters = {
         c.pk: c for c in initiative.characters.select_related("aventuras", "owner").filter(aventuras__isnull=False)
     }
-    roll_ids = [pk for ids in (initiative.tiebreaks or {}).values() for pk in ids]
+    tiebreaks = initiative.tiebreaks or {}
+    roll_ids = [pk for k, ids in tiebreaks.items() if k != AGREED for pk in ids]
     entries = {}
     if roll_ids:
         for tr in TableRoll.objects.filter(pk__in=roll_ids).select_related("latest"):
             entries[tr.pk] = tr
     values = {pk: int(tr.facts.get("die", 0)) for pk, tr in entries.items()}
-    dice = _die_values(initiative.tiebreaks or {}, values)
+    dice = _die_values(tiebreaks, values)
+    agreed = [list(order) for order in tiebreaks.get(AGREED, []) if isinstance(order, list)]
     groups = []
     for group in aventuras.initiative_order([_combatant(c) for c in characters.values()]):
-        members = [characters[int(c.name)] for c in group]
-        # A20 — a tie left at the end: the die decides, higher first; equal dice tie again.
-        members.sort(key=lambda c: dice.get(c.pk, ()), reverse=True)
-        sub: list[list[Character]] = []
-        for member in members:
-            if sub and dice.get(sub[-1][0].pk, ()) == dice.get(member.pk, ()):
-                sub[-1].append(member)
-            else:
-                sub.append([member])
-        for part in sub:
+        for part, rnd, by_agreement in _split([characters[int(c.name)] for c in group], dice, agreed):
+            tied = len(part) > 1
             groups.append(
                 {
-                    "tied": len(part) > 1,
+                    "tied": tied,
+                    "agreed": by_agreement,
                     "members": [
                         {
                             "character": c,
                             "combatant": _combatant(c),
                             "dice": dice.get(c.pk, ()),
-                            "rolls": [
-                                entries[pk] for pk in (initiative.tiebreaks or {}).get(str(c.pk), []) if pk in entries
-                            ],
+                            "rolls": [entries[pk] for pk in tiebreaks.get(str(c.pk), []) if pk in entries],
+                            "needs_die": tied and len(dice.get(c.pk, ())) <= rnd,
                         }
                         for c in part
                     ],
@@ -386,28 +421,75 @@ def initiative_order(initiative: AventurasInitiative | None) -> list[dict[str, A
     return groups
 
 
+def tiebreak_rollers(order: list[dict[str, Any]] | None, access: Access) -> list[Character]:
+    """The tied characters this reader rolls a tie-break die for now: each
+    player for the tied characters they control, the GM for the GM's and,
+    if they wish, for all; only those without their die of this round."""
+    waiting = [m["character"] for g in order or [] if g["tied"] for m in g["members"] if m["needs_die"]]
+    if access.is_gm:
+        return waiting
+    return [c for c in waiting if controls(access, c)]
+
+
 def initiative_tiebreak(*, scene: Scene, access: Access) -> list[TableRoll]:
-    """A20 — a d6 through the log for each character of every tie still
-    standing; higher goes first (equal dice: roll again)."""
+    """A20 — a d6 through the log for each tied character this user rolls
+    for (``tiebreak_rollers``: a player only for their own, the GM for the
+    GM's characters or for all), signed as them; higher goes first once
+    every tied character has its die (equal dice: roll again)."""
     made = []
     with transaction.atomic():
         initiative = AventurasInitiative.objects.select_for_update().filter(scene=scene).first()
         if initiative is None:
             raise ValidationError(_("Esta escena no tiene orden de iniciativa."), code="none")
         initiative.scene = scene
-        tied = [m["character"] for g in initiative_order(initiative) if g["tied"] for m in g["members"]]
+        order = initiative_order(initiative)
+        tied = [m["character"] for g in order if g["tied"] for m in g["members"]]
         if not tied:
             raise ValidationError(_("No hay empates que desempatar."), code="no_tie")
         if not (access.is_gm or any(controls(access, c) for c in tied)):
             raise PermissionDenied(_("Solo la dirección o quien lleva a un personaje empatado tira el desempate."))
+        rollers = tiebreak_rollers(order, access)
+        if not rollers:
+            raise ValidationError(
+                _("Ya has tirado el desempate de tus personajes: falta que tiren los demás empatados."),
+                code="waiting",
+            )
         tiebreaks = dict(initiative.tiebreaks or {})
-        for character in tied:
+        for character in rollers:
             table_roll = _tiebreak_roll(scene, access.user, character)
             tiebreaks.setdefault(str(character.pk), []).append(table_roll.pk)
             made.append(table_roll)
         initiative.tiebreaks = tiebreaks
         initiative.save(update_fields=["tiebreaks", "updated_at"])
     return made
+
+
+def initiative_agree(*, scene: Scene, access: Access, order) -> AventurasInitiative:
+    """A20 «se pongan de acuerdo»: the GM sets, without dice, the order of
+    one tie still standing (``order``: its characters' ids, first to act
+    first, each once). Stored under ``tiebreaks[AGREED]``; shown to all."""
+    _require_gm(access)
+    try:
+        ids = [int(pk) for pk in order]
+    except (TypeError, ValueError):
+        ids = []
+    with transaction.atomic():
+        initiative = AventurasInitiative.objects.select_for_update().filter(scene=scene).first()
+        if initiative is None:
+            raise ValidationError(_("Esta escena no tiene orden de iniciativa."), code="none")
+        initiative.scene = scene
+        groups = [{m["character"].pk for m in g["members"]} for g in initiative_order(initiative) if g["tied"]]
+        if not groups:
+            raise ValidationError(_("No hay empates que desempatar."), code="no_tie")
+        if len(ids) != len(set(ids)) or set(ids) not in groups:
+            raise ValidationError(
+                _("Ordena a todos los personajes de un mismo empate, cada uno una sola vez."), code="agreed"
+            )
+        tiebreaks = dict(initiative.tiebreaks or {})
+        tiebreaks[AGREED] = [*tiebreaks.get(AGREED, []), ids]
+        initiative.tiebreaks = tiebreaks
+        initiative.save(update_fields=["tiebreaks", "updated_at"])
+    return initiative
 
 
 def _tiebreak_roll(scene: Scene, user, character: Character) -> TableRoll:

@@ -13,6 +13,7 @@ urlpatterns = [
     path(f"{_scene}iniciativa/", views.initiative_set, name="initiative-set"),
     path(f"{_scene}iniciativa/quitar/", views.initiative_clear, name="initiative-clear"),
     path(f"{_scene}iniciativa/desempatar/", views.initiative_tiebreak, name="initiative-tiebreak"),
+    path(f"{_scene}iniciativa/acordar/", views.initiative_agree, name="initiative-agree"),
     path("partidas/<slug:slug>/reacciones/<int:reaction_id>/reaccionar/", views.reaction_roll, name="reaction-roll"),
     path(
         "partidas/<slug:slug>/reacciones/<int:reaction_id>/no-reaccionar/",

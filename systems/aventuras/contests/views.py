@@ -191,6 +191,22 @@ def initiative_tiebreak(request: HtmxHttpRequest, slug: str, scene_id: int) -> H
     return _done(request, scene, access)
 
 
+@login_required
+@require_POST
+def initiative_agree(request: HtmxHttpRequest, slug: str, scene_id: int) -> HttpResponse:
+    """A20 «se pongan de acuerdo»: the GM's order for a tie, without dice (the
+    choice comes back when refused)."""
+    scene, access = _gm(request, slug, scene_id)
+    order = request.POST.getlist("orden")
+    try:
+        services.initiative_agree(scene=scene, access=access, order=order)
+    except ValidationError as exc:
+        if request.htmx:
+            return _render(request, scene, access, error=_message(exc), agreed_posted=order)
+        return _done(request, scene, access, _message(exc))
+    return _done(request, scene, access)
+
+
 # --- reactions -----------------------------------------------------------------------------
 
 

@@ -26,6 +26,7 @@ from django.db import transaction
 from django.db.models import OuterRef, Subquery
 from django.utils import timezone
 from django.utils.translation import gettext as _
+from django.utils.translation import ngettext
 
 from campaigns.models import Post, Scene
 from campaigns.permissions import Access, campaign_access
@@ -193,7 +194,9 @@ def recover(
         before = sheet.health_lost
         # Up to the levels chosen, never more than were lost.
         recovered = min(levels, before)
-        detail = _("recupera %(levels)d nivel(es) de salud") % {"levels": recovered}
+        detail = ngettext("recupera %(levels)d nivel de salud", "recupera %(levels)d niveles de salud", recovered) % {
+            "levels": recovered
+        }
         move = _spend(
             character,
             HeroSpend.RECOVER,
@@ -211,7 +214,11 @@ def recover(
             character.campaign,
             actor,
             AventurasEvent.HEALTH,
-            _("Recupera %(levels)d nivel(es) de salud con un punto de Héroe (le quedan %(left)d de %(health)d)")
+            ngettext(
+                "Recupera %(levels)d nivel de salud con un punto de Héroe (le quedan %(left)d de %(health)d)",
+                "Recupera %(levels)d niveles de salud con un punto de Héroe (le quedan %(left)d de %(health)d)",
+                recovered,
+            )
             % {"levels": recovered, "left": sheet.health_left, "health": sheet.health},
             reason=_why(why),
             before={"health_lost": before},
@@ -586,18 +593,46 @@ def new_adventure(*, campaign, actor, why: str = "") -> list[HeroMove]:
 
 
 def scene_started(scene, *, actor) -> None:
-    """A27 — «un estado por el morro dura una escena»: a new scene ends the
-    states por el morro of the campaign's other scenes (a ``SheetEvent`` each)."""
+    """A27 — «Un estado por el morro dura una escena»: the scene where it was
+    gained (``AventurasState.scene``).
+
+    The game hears of a new scene (``GameSystem.scene_started``) but not of
+    a scene being closed, so the end of a state's scene is read this way,
+    when a scene starts:
+
+    * an off-game scene ends nothing (no play happens there);
+    * a new in-game scene that includes the state's character's owner (a
+      scene for everyone, or one where the owner takes part; the GM, who
+      runs every scene, for the GM's characters) ends that character's
+      states por el morro gained in any other scene: the character has
+      moved on to another scene;
+    * a state whose own scene is already archived, or gone, ends too;
+    * a parallel scene for other players leaves the state alone.
+
+    Each ended state leaves a ``SheetEvent``."""
+    if scene.is_offgame:
+        return
     with transaction.atomic():
-        states = list(
+        candidates = list(
             AventurasState.objects.select_for_update(of=("self",))
             .filter(sheet__character__campaign_id=scene.campaign_id, for_free=True)
             .exclude(scene_id=scene.pk)
-            .select_related("sheet__character__campaign")
+            .select_related("sheet__character__campaign", "scene")
             .order_by("pk")
         )
-        for state in states:
+        if not candidates:
+            return
+        campaign = candidates[0].sheet.character.campaign
+        participants = set() if scene.everyone else set(scene.participants.values_list("pk", flat=True))
+
+        def included(character) -> bool:
+            return scene.everyone or character.owner_id in participants or character.owner_id == campaign.gm_id
+
+        for state in candidates:
             character = state.sheet.character
+            closed = state.scene is None or state.scene.status == Scene.Status.ARCHIVED
+            if not (closed or included(character)):
+                continue
             sheet_log(
                 character,
                 character.campaign,

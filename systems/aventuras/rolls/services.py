@@ -30,7 +30,7 @@ from typing import Any
 from django.core.exceptions import ObjectDoesNotExist, ValidationError
 from django.db import transaction
 from django.utils.translation import gettext as _
-from django.utils.translation import gettext_lazy
+from django.utils.translation import gettext_lazy, ngettext
 
 from campaigns.models import Campaign
 from campaigns.permissions import campaign_access
@@ -232,9 +232,9 @@ def roll_setup(
     ]
     effects: list[str] = []
     if easier:
-        effects.append(_("%(n)d que facilita(n)") % {"n": easier})
+        effects.append(ngettext("%(n)d que facilita", "%(n)d que facilitan", easier) % {"n": easier})
     if harder:
-        effects.append(_("%(n)d que dificulta(n)") % {"n": harder})
+        effects.append(ngettext("%(n)d que dificulta", "%(n)d que dificultan", harder) % {"n": harder})
     # A23 — a state a hero point ignores this turn does not count.
     ignored = heroes_services.ignored_for_next_roll(character) if sheet.states.all() else set()
     state_parts, state_easier, state_harder, state_effects = _state_parts(sheet, action_kind, ignored)
@@ -329,14 +329,32 @@ CARRIED = (
 )
 
 
+def _open_result(resolution: aventuras.Resolution) -> dict[str, Any]:
+    # A9 — the successes the difficulty left.
+    return {"remaining": [resolution.remaining.normals, resolution.remaining.chachis]}
+
+
+def _hidden_result(resolution: aventuras.Resolution) -> dict[str, Any]:
+    # A6 — a hidden difficulty signs only the chachis left, and only on a success.
+    return {"chachis_left": resolution.chachis} if resolution.succeeded else {}
+
+
 def aventuras_reader(fields: dict[str, Any], *, difficulty: int, converted: Iterable[int] = (), step: str) -> Reader:
     """Signed game fields of a version of an Aventuras roll
     (``game["system"] == "aventuras"``): ``fields`` (``game_fields``), the
     positions of the 6s read as 5 (A5), the faces as read, failures, normal
     successes and chachis (A4, A7), what the difficulty cancelled (A9) and
     whether the action succeeds (A8), read by ``rules.aventuras``.
-    ``difficulty`` is the real one, also when ``fields`` hide it."""
+    ``difficulty`` is the real one, also when ``fields`` hide it.
+
+    A hidden difficulty (``fields["difficulty_hidden"]``) is not worked out
+    of the entry, which anyone with its permalink reads: it signs no
+    ``remaining`` (the successes left would give the difficulty away), only
+    whether the action succeeds (A8) and, when it does, the chachis left for
+    its effects (A6, ``chachis_left``). The real remaining is the table
+    roll's (``TableRoll.facts``), for the GM."""
     converted = sorted(set(converted))
+    hidden = bool(fields.get("difficulty_hidden"))
 
     def read(dice: list[int]) -> dict[str, Any]:
         state = aventuras.AventurasRoll(tuple(dice), frozenset(converted), threshold=int(fields["threshold"]))
@@ -352,11 +370,49 @@ def aventuras_reader(fields: dict[str, Any], *, difficulty: int, converted: Iter
             "normals": tally.normals,
             "chachis": tally.chachis,
             "successes": tally.successes,
-            "remaining": [resolution.remaining.normals, resolution.remaining.chachis],
+            **(_hidden_result(resolution) if hidden else _open_result(resolution)),
             "succeeded": resolution.succeeded,
         }
 
     return read
+
+
+@dataclass(frozen=True)
+class SignedReading:
+    """What a card shows of one signed version: the roll as ``rules.aventuras``
+    reads it, whether the action succeeds (A8) and, when the reader may know
+    them, the successes the difficulty left (A9) and what it cancelled; the
+    chachis left for the action's effects (A6) when known."""
+
+    state: aventuras.AventurasRoll
+    succeeded: bool
+    remaining: aventuras.Tally | None
+    cancelled: aventuras.Tally | None
+    chachis_left: int | None
+
+
+def signed_reading(game: dict[str, Any], dice: Sequence[int], *, known_difficulty: int | None = None) -> SignedReading:
+    """A signed version as its card shows it. A hidden difficulty leaves the
+    remaining and the cancelled unknown, unless ``known_difficulty`` (the
+    GM's, from the table roll) is given. Raises ``KeyError``, ``TypeError``
+    or ``ValueError`` when the entry is not an Aventuras roll."""
+    state = signed_roll(game, dice)
+    tally = state.tally
+    succeeded = bool(game["succeeded"])
+    remaining = None
+    if game.get("difficulty_hidden"):
+        if known_difficulty is not None:
+            remaining = aventuras.resolve(tally, known_difficulty).remaining
+    else:
+        normals, chachis = (int(n) for n in game["remaining"])
+        remaining = aventuras.Tally(normals, chachis)
+    if remaining is not None:
+        cancelled = aventuras.Tally(tally.normals - remaining.normals, tally.chachis - remaining.chachis)
+        left = remaining.chachis if succeeded else 0
+    else:
+        cancelled = None
+        left = int(game["chachis_left"]) if succeeded and "chachis_left" in game else None
+    return SignedReading(state, succeeded, remaining, cancelled, left)
 
 
 def signed_roll(game: dict[str, Any], dice: Sequence[int]) -> aventuras.AventurasRoll:
@@ -460,7 +516,7 @@ def make_roll(
                 "threshold": setup.threshold,
                 "narrative": [],
                 "final": False,
-                **_reading_facts(entry),
+                **_reading_facts(entry, setup.difficulty),
             },
         )
         if move is not None:
@@ -470,19 +526,28 @@ def make_roll(
         return tr
 
 
-def _reading_facts(entry: RollEntry) -> dict[str, Any]:
+def _reading_facts(entry: RollEntry, difficulty: int) -> dict[str, Any]:
     """What the card's actions read of the latest version without loading
     it: the faces as read, the positions converted, whether the version was
-    extended (then no re-roll, roll-verification "Not fixed here") and
-    whether the action succeeds."""
+    extended (then no re-roll, roll-verification "Not fixed here"), its
+    normals and chachis (A4), whether the action succeeds (A8) and what the
+    (real) difficulty left (A9) — kept here, not signed, when the difficulty
+    is hidden: the GM's card reads it."""
     game = entry.signed_game
+    tally = aventuras.Tally(int(game["normals"]), int(game["chachis"]))
+    remaining = aventuras.resolve(tally, difficulty).remaining
     return {
         "values": list(game["values"]),
         "converted": list(game["converted"]),
         "extended": entry.kind == RollEntry.Kind.EXTEND or bool(game["converted"]),
         "succeeded": bool(game["succeeded"]),
-        "remaining_chachis": int(game["remaining"][1]),
+        "tally": [tally.normals, tally.chachis],
+        "remaining": [remaining.normals, remaining.chachis],
     }
+
+
+def _difficulty_of(table_roll: TableRoll) -> int:
+    return int((table_roll.facts or {}).get("difficulty", table_roll.difficulty or 0))
 
 
 def open_chachis(facts: dict[str, Any]) -> list[int]:
@@ -498,10 +563,26 @@ def is_final(table_roll: TableRoll) -> bool:
 def roll_tally(table_roll: TableRoll) -> aventuras.Tally:
     """The final reading of the roll's latest version. A12 — a chachi spent
     on a narrative effect still counts as a success, but no longer as a
-    chachi for the action's effects: it counts as a normal success here."""
-    game = table_roll.latest.signed_game
-    narrative = len((table_roll.facts or {}).get("narrative") or [])
-    return aventuras.Tally(int(game["normals"]) + narrative, int(game["chachis"]) - narrative)
+    chachi for the action's effects: it counts as a normal success here
+    (``rules.aventuras.spend_on_narrative``). Read from the table roll's
+    facts (no query); a roll whose facts predate the tally reads its latest
+    version."""
+    facts = table_roll.facts or {}
+    if "tally" in facts:
+        normals, chachis = (int(n) for n in facts["tally"])
+    else:
+        game = table_roll.latest.signed_game
+        normals, chachis = int(game["normals"]), int(game["chachis"])
+    narrative = len(facts.get("narrative") or [])
+    return aventuras.spend_on_narrative(aventuras.Tally(normals, chachis), narrative)
+
+
+def chachis_left(table_roll: TableRoll) -> int:
+    """The chachis left for the action's effects: none when it fails (A6),
+    those the difficulty did not cancel (A9), and not those spent on a
+    narrative effect (A12). The only place that counts them: the card's body
+    and actions read this."""
+    return aventuras.resolve(roll_tally(table_roll), _difficulty_of(table_roll)).chachis
 
 
 # --- Who may act, and what is left to decide ---------------------------------------------
@@ -662,7 +743,7 @@ def convert(*, table_roll: TableRoll, user, position: int, client_seed: str | No
             client_seed=client_seed,
         )
         tr.latest = entry
-        tr.facts = {**tr.facts, **_reading_facts(entry)}
+        tr.facts = {**tr.facts, **_reading_facts(entry, _difficulty_of(tr))}
         tr.save(update_fields=["latest", "facts"])
         _settle_if_decided(tr)
         return entry
@@ -735,7 +816,7 @@ def hero_reroll(
             client_seed=client_seed,
         )
         tr.latest = entry
-        tr.facts = {**tr.facts, **_reading_facts(entry), "rerolled": True}
+        tr.facts = {**tr.facts, **_reading_facts(entry, _difficulty_of(tr)), "rerolled": True}
         tr.save(update_fields=["latest", "facts"])
         _settle_if_decided(tr)
         return entry

@@ -18,6 +18,7 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils.translation import gettext as _
 
+from campaigns.permissions import campaign_access
 from rules.aventuras import ACTION_KINDS, STARTING_HERO_POINTS
 from sheets.models import Character, SheetEvent
 from sheets.services import sheet_log
@@ -27,6 +28,7 @@ from systems.aventuras.models import (
     AventurasSheet,
     AventurasState,
     AventurasTool,
+    HeroMove,
 )
 
 EXPORT_FORMAT = "aventuras-ficha/v1"
@@ -80,16 +82,48 @@ def _sync_rows(sheet: AventurasSheet, data: SheetData) -> None:
     AventurasTool.objects.bulk_create(AventurasTool(sheet=sheet, **tool) for tool in data.tools)
 
 
-def _restore_play(sheet: AventurasSheet, play: PlayState) -> None:
+def _restore_play(character: Character, sheet: AventurasSheet, play: PlayState, *, actor, by_gm: bool) -> None:
+    """An imported file's sheet in play: health lost and states as the file
+    says. Hero points and experience only when the GM imports it: a hero
+    imported by anyone else starts with five hero points (A21) and no
+    experience (the GM sets experience, ``experience_set``). The GM's import
+    keeps the file's values and records them: a ``HeroMove`` of kind
+    ``ADJUST`` (why «importada») when the points are not five, an
+    experience event when there is any."""
     sheet.health_lost = min(play.health_lost, sheet.health)
-    sheet.experience = play.experience
-    if sheet.hero_points is not None and play.hero_points is not None:
-        sheet.hero_points = play.hero_points
-    sheet.save()
+    sheet.save(update_fields=["health_lost"])
     for state in play.states:
         row = AventurasState(sheet=sheet, **state)
         row.full_clean(exclude=["sheet", "scene"])
         row.save()
+    if not by_gm:
+        return
+    why = _("importada")
+    if sheet.hero_points is not None and play.hero_points is not None and play.hero_points != sheet.hero_points:
+        from systems.aventuras.heroes import ledger
+
+        move = ledger.gain(
+            character,
+            by=actor,
+            kind=HeroMove.Kind.ADJUST,
+            points=play.hero_points - sheet.hero_points,
+            why=why,
+        )
+        sheet.hero_points = move.points_after
+    if play.experience:
+        sheet.experience = play.experience
+        sheet.full_clean(exclude=["character"])
+        sheet.save(update_fields=["experience"])
+        sheet_log(
+            character,
+            character.campaign,
+            actor,
+            AventurasEvent.EXPERIENCE,
+            _("Experiencia: %(n)s") % {"n": play.experience},
+            reason=why,
+            before={"experience": 0},
+            after={"experience": play.experience},
+        )
 
 
 @transaction.atomic
@@ -105,7 +139,8 @@ def sheet_create(
 ) -> Character:
     """A new draft (or, for an NPC, the GM's character, ready to play). A
     hero starts with five hero points (A21); a GM character has none (A20).
-    An imported one also gets back its ``play`` state."""
+    An imported one also gets back its ``play`` state; its hero points and
+    experience only when ``actor`` is the campaign's GM (``_restore_play``)."""
     character = Character(campaign=campaign, owner=owner, kind=kind)
     npc = kind == Character.Kind.NPC
     sheet = AventurasSheet(character=character, hero_points=None if npc else STARTING_HERO_POINTS)
@@ -118,10 +153,10 @@ def sheet_create(
     sheet.character = character
     sheet.save()
     _sync_rows(sheet, data)
-    if play is not None:
-        _restore_play(sheet, play)
     kind_event = SheetEvent.Kind.IMPORTED if imported else SheetEvent.Kind.CREATED
     sheet_log(character, campaign, actor, kind_event, character.name)
+    if play is not None:
+        _restore_play(character, sheet, play, actor=actor, by_gm=campaign_access(actor, campaign).is_gm)
     return character
 
 

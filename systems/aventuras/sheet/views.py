@@ -36,6 +36,7 @@ from campaigns import fragments
 from campaigns.models import Campaign
 from campaigns.permissions import Access, campaign_access, can_view_campaign
 from hitos_site.htmx import HtmxHttpRequest, page_or_fragment
+from rules.aventuras import STARTING_HERO_POINTS
 from sheets import permissions as perms
 from sheets import services as core
 from sheets.models import CampaignSheetOptions, Character
@@ -595,6 +596,15 @@ def sheet_import(request: HtmxHttpRequest, campaign: Campaign) -> HttpResponse:
             if not access.is_gm and isinstance(data.get("gm_notes"), str) and data["gm_notes"].strip():
                 notes.append(
                     _("Las notas de la dirección del archivo no se importan: solo la dirección puede importarlas.")
+                )
+            if not access.is_gm and (play.experience or play.hero_points not in (None, STARTING_HERO_POINTS)):
+                # A21 — a hero starts with five points; the GM sets experience.
+                notes.append(
+                    _(
+                        "Los puntos de Héroe y la Experiencia del archivo no se importan: empieza con "
+                        "%(points)s puntos de Héroe y 0 de Experiencia, y la dirección los ajusta."
+                    )
+                    % {"points": STARTING_HERO_POINTS}
                 )
             messages.success(request, " ".join(notes))
             return redirect(character)

@@ -25,40 +25,52 @@ from table.cards import frame, log_cards
 from table.models import TableRoll
 from tests.conftest import client_for
 from tests.factories import client_seed, make_post
+from tests.systems.aventuras.test_contests import queue_d6
 
 pytestmark = pytest.mark.django_db
 
-TRIES = 60
+# Palomita's Majo, highlighted (A2): the dice of a roll without modifier.
+MAJO = 4
+# A roll with nothing to convert nor cancel: 2 normal successes, no chachi.
+PLAIN = (1, 4, 5, 2, 3, 1)
 
 
-def a_roll(world, *, want=lambda tr: True, modifier=2, difficulty=0, post=None, easier=0, difficulty_hidden=False):
-    for _ in range(TRIES):
-        roll_post = post or make_post(world.scene, world.player, voice=Post.Voice.CHARACTER, character=world.pc)
-        setup = services.roll_setup(world.pc, attribute="majo", modifier=modifier, difficulty=difficulty, easier=easier)
-        table_roll = services.make_roll(
-            campaign=world.campaign,
-            user=world.player,
-            setup=setup,
-            purpose="Cantar al dragón",
-            character=world.pc,
-            scene=world.scene,
-            post=roll_post,
-            client_seed=client_seed(),
-            difficulty_hidden=difficulty_hidden,
-        )
-        if want(table_roll):
-            return table_roll
-    raise AssertionError("no roll as wanted")
+@pytest.fixture
+def d6(monkeypatch):
+    return queue_d6(monkeypatch)
+
+
+def a_roll(world, d6, dice=PLAIN, *, difficulty=0, post=None, easier=0, difficulty_hidden=False):
+    """One roll of Palomita's Majo in a new post (or ``post``) with these
+    dice, queued: one post, one roll, the same every run."""
+    d6.append(list(dice))
+    roll_post = post or make_post(world.scene, world.player, voice=Post.Voice.CHARACTER, character=world.pc)
+    setup = services.roll_setup(
+        world.pc, attribute="majo", modifier=len(dice) - MAJO, difficulty=difficulty, easier=easier
+    )
+    table_roll = services.make_roll(
+        campaign=world.campaign,
+        user=world.player,
+        setup=setup,
+        purpose="Cantar al dragón",
+        character=world.pc,
+        scene=world.scene,
+        post=roll_post,
+        client_seed=client_seed(),
+        difficulty_hidden=difficulty_hidden,
+    )
+    assert table_roll.first.entry["dice"] == list(dice)
+    return table_roll
 
 
 def with_chachi(tr) -> bool:
     return bool(services.open_chachis(tr.facts))
 
 
-def test_the_card_counts_failures_successes_and_chachis_and_says_the_result(aventuras_world):
+def test_the_card_counts_failures_successes_and_chachis_and_says_the_result(aventuras_world, d6):
     """A4, A8 — each die with its outcome; the counts and «¡Éxito!»/«Fallo»."""
     world = aventuras_world
-    table_roll = a_roll(world, difficulty=1)
+    table_roll = a_roll(world, d6, (1, 4, 6, 2, 5, 6), difficulty=1)
     dice = table_roll.first.entry["dice"]
     state = aventuras.AventurasRoll(tuple(dice))
     resolution = aventuras.resolve(state.tally, 1)
@@ -74,33 +86,33 @@ def test_the_card_counts_failures_successes_and_chachis_and_says_the_result(aven
     assert "Dificultad 1." in html
 
 
-def test_the_difficulty_cancels_normals_first(aventuras_world):
-    """A9 — «la dificultad siempre anula primero los éxitos normales»."""
+def test_the_difficulty_cancels_normals_first(aventuras_world, d6):
+    """A9 — «la dificultad siempre anula primero los éxitos normales y solo
+    anula los chachis cuando no quedan éxitos normales que anular»: one
+    normal and two chachis against difficulty 2 leave one chachi. Fixed dice,
+    one post: the page read is the roll's."""
     world = aventuras_world
-    table_roll = a_roll(
-        world,
-        difficulty=2,
-        want=lambda tr: tr.first.signed_game["normals"] == 1 and tr.first.signed_game["chachis"] >= 2,
-        modifier=4,
-    )
-    html = client_for(world.reader).get(world.scene.get_absolute_url()).content.decode()
+    table_roll = a_roll(world, d6, (4, 6, 6, 1, 2, 3, 1, 2), difficulty=2)
+    html = client_for(world.reader).get(table_roll.post.get_absolute_url(), follow=True).content.decode()
     assert "Anula 1 éxito normal y 1 chachi." in html
-    assert table_roll.first.signed_game["remaining"] == [0, table_roll.first.signed_game["chachis"] - 1]
+    assert table_roll.first.signed_game["remaining"] == [0, 1]
 
 
-def test_a_moved_threshold_shows_on_the_card(aventuras_world):
+def test_a_moved_threshold_shows_on_the_card(aventuras_world, d6):
     """A7 — «éxito con 3 o más»."""
     world = aventuras_world
-    table_roll = a_roll(world, easier=1)
+    table_roll = a_roll(world, d6, easier=1)
     assert table_roll.first.signed_game["threshold"] == 3
     assertContains(client_for(world.reader).get(world.scene.get_absolute_url()), "éxito con 3 o más")
 
 
-def test_a_converted_6_shows_as_a_5_and_the_chain_has_each_version(aventuras_world):
+def test_a_converted_6_shows_as_a_5_and_the_chain_has_each_version(aventuras_world, d6):
     """A5 — the converted 6 reads 5, marked; the chain: roll → extension."""
     world = aventuras_world
-    table_roll = a_roll(world, want=with_chachi)
+    table_roll = a_roll(world, d6, (1, 6, 2, 3, 1, 2))
     position = services.open_chachis(table_roll.facts)[0]
+    assert position == 1
+    d6.append([2])
     entry = services.convert(table_roll=table_roll, user=world.player, position=position)
     response = client_for(world.other).get(entry.get_absolute_url())
     assertContains(response, "(era un 6)")
@@ -111,19 +123,20 @@ def test_a_converted_6_shows_as_a_5_and_the_chain_has_each_version(aventuras_wor
     assertNotContains(client_for(world.other).get(table_roll.first.get_absolute_url()), "(era un 6)")
 
 
-def test_the_reroll_shows_in_the_chain(aventuras_world):
+def test_the_reroll_shows_in_the_chain(aventuras_world, d6):
     world = aventuras_world
-    table_roll = a_roll(world)
+    table_roll = a_roll(world, d6)
+    d6.append([2, 3])
     services.hero_reroll(table_roll=table_roll, user=world.player, positions=[0, 1])
     html = client_for(world.other).get(world.scene.get_absolute_url()).content.decode()
     assert "punto de Héroe: repite los dados 1, 2" in html
     assert html.count("roll-chain-old") == 1
 
 
-def test_after_ya_esta_the_gm_narrates_a_failure(aventuras_world):
+def test_after_ya_esta_the_gm_narrates_a_failure(aventuras_world, d6):
     """A11 — «Los fallos, en cambio, los narra siempre el director de juego»."""
     world = aventuras_world
-    table_roll = a_roll(world, difficulty=10, modifier=0)
+    table_roll = a_roll(world, d6, (6, 5, 4, 1), difficulty=10)
     services.settle(table_roll, by=world.player)
     response = client_for(world.reader).get(world.scene.get_absolute_url())
     assertContains(response, "Tirada cerrada")
@@ -131,21 +144,23 @@ def test_after_ya_esta_the_gm_narrates_a_failure(aventuras_world):
     assertNotContains(response, "Convertir este 6")
 
 
-def test_after_ya_esta_a_success_lists_its_chachis_for_the_player(aventuras_world):
+def test_after_ya_esta_a_success_lists_its_chachis_for_the_player(aventuras_world, d6):
     """A6 — the chachis only matter when the action succeeds."""
     world = aventuras_world
-    table_roll = a_roll(world, want=lambda tr: tr.facts["succeeded"] and tr.facts["remaining_chachis"] == 1)
+    table_roll = a_roll(world, d6, (6, 4, 1, 1, 2, 3))
     services.settle(table_roll, by=world.player)
     response = client_for(world.reader).get(world.scene.get_absolute_url())
     assertContains(response, "Quien tiró narra el éxito y tiene 1 éxito chachi para sus efectos.")
 
 
-def test_the_roller_sees_the_actions_and_the_others_only_wait(aventuras_world):
+def test_the_roller_sees_the_actions_and_the_others_only_wait(aventuras_world, d6):
     world = aventuras_world
-    a_roll(world, want=with_chachi)
+    a_roll(world, d6, (6, 4, 1, 1, 2, 3))
     mine = client_for(world.player).get(world.scene.get_absolute_url())
     for text in ("Convertir este 6", "Gastar en un efecto", "Repetir dados con un punto de Héroe", "¡Ya está!"):
         assertContains(mine, text)
+    # roll-verification "Not fixed here": an extended roll cannot be re-rolled; said before converting.
+    assertContains(mine, "Después de convertirlo ya no podrás repetir los dados con un punto de Héroe.")
     theirs = client_for(world.other).get(world.scene.get_absolute_url())
     assertNotContains(theirs, "Convertir este 6")
     assertContains(theirs, "Quien tiró aún puede convertir 6s o repetir dados.")
@@ -154,19 +169,22 @@ def test_the_roller_sees_the_actions_and_the_others_only_wait(aventuras_world):
     assertContains(gm, "Cerrar la tirada")
 
 
-def test_no_reroll_is_offered_after_a_conversion_and_it_says_why(aventuras_world):
+def test_no_reroll_is_offered_after_a_conversion_and_it_says_why(aventuras_world, d6):
     world = aventuras_world
-    table_roll = a_roll(world, want=lambda tr: len(services.open_chachis(tr.facts)) >= 2)
-    services.convert(table_roll=table_roll, user=world.player, position=services.open_chachis(table_roll.facts)[0])
-    # The roll's own card (retried rolls of ``a_roll`` are on the scene page too).
+    table_roll = a_roll(world, d6, (6, 6, 1, 1, 2, 3))
+    d6.append([1])
+    services.convert(table_roll=table_roll, user=world.player, position=0)
     response = client_for(world.player).get(reverse("aventuras:roll", args=[table_roll.pk]), HTTP_HX_REQUEST="true")
     assertContains(response, "una tirada ampliada no se puede repetir")
     assertNotContains(response, 'name="positions"')
+    # The other 6 may still be converted; there is no re-roll left to warn about.
+    assertContains(response, "Convertir este 6 (dado 2)")
+    assertNotContains(response, "ya no podrás repetir los dados")
 
 
-def test_a_hidden_difficulty_is_the_gms(aventuras_world):
+def test_a_hidden_difficulty_is_the_gms(aventuras_world, d6):
     world = aventuras_world
-    table_roll = a_roll(world, difficulty=3, difficulty_hidden=True)
+    table_roll = a_roll(world, d6, difficulty=3, difficulty_hidden=True)
     assert table_roll.first.signed_game["difficulty"] is None
     player = client_for(world.player).get(world.scene.get_absolute_url())
     assertContains(player, "Dificultad oculta.")
@@ -175,9 +193,65 @@ def test_a_hidden_difficulty_is_the_gms(aventuras_world):
     assertContains(gm, "Dificultad 3 (oculta para el jugador).")
 
 
-def test_the_roll_log_lists_aventuras_rolls_in_compact_cards(aventuras_world):
+@pytest.mark.parametrize(
+    ("dice", "difficulty", "succeeded"),
+    [
+        # 1 normal, no chachi against 3: a failure; the remaining [0, 0] would say «3 or more».
+        ((4, 1, 1, 1, 2, 3), 3, False),
+        # 3 normals, 1 chachi against 2: a success; the remaining [1, 1] would say «exactly 2».
+        ((4, 5, 4, 6, 2, 3), 2, True),
+    ],
+)
+def test_a_hidden_difficulty_cannot_be_worked_out_by_the_players(aventuras_world, d6, dice, difficulty, succeeded):
+    """A8, A9 — a hidden difficulty: the signed entry (read by anyone with
+    its permalink), the permalink and the player's card say whether the
+    action succeeds and (A6) the chachis left when it does, never the
+    difficulty nor what it cancelled or left; the table roll keeps the
+    real remaining and the GM's card shows them."""
     world = aventuras_world
-    table_roll = a_roll(world)
+    table_roll = a_roll(world, d6, dice, difficulty=difficulty, difficulty_hidden=True)
+    game = table_roll.first.signed_game
+    assert game["difficulty"] is None and game["succeeded"] is succeeded
+    assert "remaining" not in game
+    assert set(game) & {"cancelled", "remaining"} == set()
+    if succeeded:
+        assert game["chachis_left"] == 1
+    else:
+        assert "chachis_left" not in game
+    remaining = aventuras.resolve(aventuras.AventurasRoll(dice).tally, difficulty).remaining
+    assert table_roll.facts["remaining"] == [remaining.normals, remaining.chachis]
+    services.settle(table_roll, by=world.player)
+    cancelled = f"Anula {difficulty} éxitos normales"
+    for page in (world.scene.get_absolute_url(), table_roll.first.get_absolute_url()):
+        player = client_for(world.player).get(page).content.decode()
+        assert "Dificultad oculta." in player
+        assert f"Dificultad {difficulty}" not in player and "Anula" not in player
+        assert '"remaining"' not in player and "&quot;remaining&quot;" not in player
+    gm = client_for(world.gm).get(world.scene.get_absolute_url())
+    assertContains(gm, f"Dificultad {difficulty} (oculta para el jugador).")
+    assertContains(gm, cancelled if succeeded else "Anula 1 éxito normal.")
+
+
+def test_a_chachi_spent_on_an_effect_is_counted_once_on_the_card(aventuras_world, d6):
+    """A12 — «el éxito chachi así utilizado seguirá contando como un éxito
+    para la resolución, pero no podrá utilizarse para los efectos
+    habituales»: two 6s against difficulty 1, one spent on an effect: it
+    counts as a normal success, the difficulty cancels it (A9) and one
+    chachi is left (A6), the same in the body, the actions and the service."""
+    world = aventuras_world
+    table_roll = a_roll(world, d6, (6, 6, 1, 1, 2, 3), difficulty=1)
+    services.spend_on_effect(table_roll=table_roll, user=world.player, position=0)
+    table_roll = services.settle(table_roll, by=world.player)
+    assert services.chachis_left(table_roll) == 1
+    assert services.roll_tally(table_roll) == aventuras.Tally(1, 1)
+    html = client_for(world.reader).get(world.scene.get_absolute_url()).content.decode()
+    assert "Le queda 1 éxito chachi." in html
+    assert "Quien tiró narra el éxito y tiene 1 éxito chachi para sus efectos." in html
+
+
+def test_the_roll_log_lists_aventuras_rolls_in_compact_cards(aventuras_world, d6):
+    world = aventuras_world
+    table_roll = a_roll(world, d6)
     services.hero_reroll(table_roll=table_roll, user=world.player, positions=[0])
     response = client_for(world.other).get(reverse("rolls:roll-log", args=[world.campaign.slug]))
     assert response.status_code == 200
@@ -187,18 +261,18 @@ def test_the_roll_log_lists_aventuras_rolls_in_compact_cards(aventuras_world):
     assert reverse("aventuras:convert", args=[table_roll.pk]) not in html
 
 
-def test_the_frame_of_a_log_entry_gets_the_aventuras_body(aventuras_world):
+def test_the_frame_of_a_log_entry_gets_the_aventuras_body(aventuras_world, d6):
     world = aventuras_world
-    entry = a_roll(world).first
+    entry = a_roll(world, d6).first
     shown = log_cards([entry], access=campaign_access(world.reader, world.campaign))
     assert shown[entry.pk]["body_template"] == "aventuras/rolls/_card_body.html"
     assert shown[entry.pk]["roll"]["successes"] == entry.signed_game["successes"]
     assert frame(entry, compact=True)["game"]["system"] == "aventuras"
 
 
-def test_the_badge_json_and_export_carry_the_signed_roll(aventuras_world):
+def test_the_badge_json_and_export_carry_the_signed_roll(aventuras_world, d6):
     world = aventuras_world
-    table_roll = a_roll(world, difficulty=1)
+    table_roll = a_roll(world, d6, difficulty=1)
     entry = table_roll.first
     client = client_for(world.other)
     badge = client.get(reverse("rolls:roll-badge", args=[entry.permalink]))
@@ -215,22 +289,21 @@ def test_the_badge_json_and_export_carry_the_signed_roll(aventuras_world):
     assert games.count("aventuras") == 1
 
 
-def test_cards_for_and_the_roll_body_show_a_roll_without_a_post(aventuras_world):
+def test_cards_for_and_the_roll_body_show_a_roll_without_a_post(aventuras_world, d6):
     """For the contests: a roll made without a post, its body and its actions."""
     world = aventuras_world
-    for _ in range(TRIES):
-        setup = services.roll_setup(world.pc, attribute="majo", modifier=2)
-        table_roll = services.make_roll(
-            campaign=world.campaign,
-            user=world.player,
-            setup=setup,
-            purpose="Carrera",
-            character=world.pc,
-            scene=world.scene,
-            client_seed=client_seed(),
-        )
-        if with_chachi(table_roll):
-            break
+    d6.append([6, 4, 1, 1, 2, 3])
+    setup = services.roll_setup(world.pc, attribute="majo", modifier=2)
+    table_roll = services.make_roll(
+        campaign=world.campaign,
+        user=world.player,
+        setup=setup,
+        purpose="Carrera",
+        character=world.pc,
+        scene=world.scene,
+        client_seed=client_seed(),
+    )
+    assert with_chachi(table_roll)
     rolls = TableRoll.objects.filter(pk=table_roll.pk).select_related("character", "scene")
     shown = cards.cards_for(rolls, access=campaign_access(world.player, world.campaign))
     card = shown[table_roll.pk]
@@ -242,12 +315,12 @@ def test_cards_for_and_the_roll_body_show_a_roll_without_a_post(aventuras_world)
 # --- the scene page's queries ---------------------------------------------------------------
 
 
-def _posts_with_rolls(world, n: int) -> None:
+def _posts_with_rolls(world, d6, n: int) -> None:
     """``n`` posts of Palomita's with two rolls each, one re-rolled."""
     for i in range(n):
         post = make_post(world.scene, world.player, voice=Post.Voice.CHARACTER, character=world.pc, body=f"Mensaje {i}")
-        first = a_roll(world, post=post)
-        a_roll(world, post=post)
+        first = a_roll(world, d6, post=post)
+        a_roll(world, d6, (6, 4, 1, 1, 2, 3), post=post)
         services.hero_reroll(table_roll=first, user=world.player, positions=[0])
         world.pc.aventuras.hero_points = 5
         world.pc.aventuras.save(update_fields=["hero_points"])
@@ -261,16 +334,18 @@ def _posts_with_rolls(world, n: int) -> None:
 # and the re-rolls paid this turn (``systems.aventuras.cards.page_actions``);
 # the scene's hero points and contests panels (``heroes.panel``,
 # ``contests.panel``) have their own.
-FIRST_VISIT = {"gm": 33, "player": 33, "other": 31, "reader": 17, "anonymous": 7}
+# Re-measured with fixed dice (each post: a roll without a chachi, re-rolled,
+# and one with an open chachi).
+FIRST_VISIT = {"gm": 35, "player": 38, "other": 36, "reader": 17, "anonymous": 7}
 STEADY = {"gm": 10, "player": 14, "other": 12, "reader": 8, "anonymous": 2}
 
 
 @pytest.mark.parametrize("n", [2, 7])
 def test_the_scene_page_query_count_is_constant_as_aventuras_cards_grow(
-    aventuras_world, django_assert_max_num_queries, n
+    aventuras_world, d6, django_assert_max_num_queries, n
 ):
     world = aventuras_world
-    _posts_with_rolls(world, n)
+    _posts_with_rolls(world, d6, n)
     for who, bound in FIRST_VISIT.items():
         client = world.client(who)
         with django_assert_max_num_queries(bound):

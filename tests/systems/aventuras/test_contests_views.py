@@ -80,6 +80,7 @@ def test_outsiders_of_a_private_campaign_get_404(aventuras_world):
     side = AventurasContestant.objects.get(contest=contest, character=world.pc)
     assert client.post(url(world, "contest-roll", side.pk)).status_code == 404
     assert client.post(url(world, "initiative-set"), {"characters": [world.pc.pk]}).status_code == 404
+    assert client.post(url(world, "initiative-agree"), {"orden": [world.pc.pk]}).status_code == 404
     assert AventurasContest.objects.count() == 1 and not TableRoll.objects.exists()
 
 
@@ -225,10 +226,43 @@ def test_initiative_set_shown_to_all_and_tie_break_button(aventuras_world, d6):
     assert "Tirar para desempatar" not in world.client("reader").get(url(world, "contests")).content.decode()
     assert world.client("reader").post(url(world, "initiative-tiebreak")).status_code == 403
     d6.extend([[2], [6]])
+    # A20 — the player rolls for Finn only, then Jake's player for Jake.
     assert world.client("player").post(url(world, "initiative-tiebreak"), **HTMX).status_code == 200
+    assert list(AventurasInitiative.objects.get().tiebreaks) == [str(finn.pk)]
+    again = world.client("player").post(url(world, "initiative-tiebreak"), **HTMX).content.decode()
+    assert "falta que tiren los demás" in again
+    assert world.client("other").post(url(world, "initiative-tiebreak"), **HTMX).status_code == 200
     assert len(AventurasInitiative.objects.get().tiebreaks) == 2
     refused = world.client("gm").post(url(world, "initiative-tiebreak"), **HTMX).content.decode()
     assert "No hay empates que desempatar." in refused
+
+
+def test_the_gm_agreed_order_shown_to_all(aventuras_world):
+    """A20 «se pongan de acuerdo»: the GM's order for a tie, without dice."""
+    world = aventuras_world
+    from tests.systems.aventuras.conftest import aventuras_character
+
+    finn = aventuras_character(world.campaign, world.player, "Finn")
+    jake = aventuras_character(world.campaign, world.other, "Jake")
+    world.client("gm").post(url(world, "initiative-set"), {"characters": [finn.pk, jake.pk]})
+    page = world.client("gm").get(url(world, "contests")).content.decode()
+    assert "Orden acordado (sin dados)" in page
+    assert "Orden acordado (sin dados)" not in world.client("player").get(url(world, "contests")).content.decode()
+    assert world.client("reader").post(url(world, "initiative-agree"), {"orden": [jake.pk, finn.pk]}).status_code == 403
+    assert world.client("player").post(url(world, "initiative-agree"), {"orden": [jake.pk, finn.pk]}).status_code == 403
+    bad = world.client("gm").post(url(world, "initiative-agree"), {"orden": [jake.pk, jake.pk]}, **HTMX)
+    html = bad.content.decode()
+    assert bad.status_code == 200 and "cada uno una sola vez" in html
+    assert services.AGREED not in AventurasInitiative.objects.get().tiebreaks
+    ok = world.client("gm").post(url(world, "initiative-agree"), {"orden": [jake.pk, finn.pk]}, **HTMX)
+    assert ok.status_code == 200
+    for who in ("reader", "player"):
+        html = world.client(who).get(url(world, "contests")).content.decode()
+        assert "orden acordado" in html and html.index("Jake") < html.index("Finn")
+        assert "Tirar para desempatar" not in html
+    # Without htmx: a redirect.
+    plain = world.client("gm").post(url(world, "initiative-agree"), {"orden": [jake.pk, finn.pk]})
+    assert plain.status_code == 302
 
 
 def test_initiative_refusals_keep_the_choice(aventuras_world):

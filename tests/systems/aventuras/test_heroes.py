@@ -242,10 +242,13 @@ def test_a23_recover_up_to_two_health_levels_with_a_health_event(aventuras_world
     [health] = SheetEvent.objects.filter(character=w.pc, kind=AventurasEvent.HEALTH)
     assert health.before == {"health_lost": 3} and health.after == {"health_lost": 1}
     assert health.actor == w.player and health.reason == "Un bocata"
+    assert health.summary.startswith("Recupera 2 niveles de salud")
     # Never below none lost: two levels asked, one lost, one recovered (another turn).
     post_as(w, w.pc)
     move = services.recover(character=w.pc, actor=w.player, scene=w.scene, levels=2)
-    assert sheet(w.pc).health_lost == 0 and "1" in move.detail
+    assert sheet(w.pc).health_lost == 0 and move.detail == "recupera 1 nivel de salud"
+    last = SheetEvent.objects.filter(character=w.pc, kind=AventurasEvent.HEALTH).order_by("-pk").first()
+    assert last.summary.startswith("Recupera 1 nivel de salud con")
 
 
 def test_a23_recover_refusals_change_nothing(aventuras_world):
@@ -468,6 +471,39 @@ def test_a27_a_new_scene_ends_the_states_por_el_morro_of_the_others(aventuras_wo
     [ended] = SheetEvent.objects.filter(kind=AventurasEvent.STATE)
     assert ended.character == w.pc and "«Hambriento» termina" in ended.summary and ended.actor == w.gm
     assert ended.before == {"state": free.pk, "for_free": True}
+
+
+def test_a27_an_off_game_scene_ends_no_state(aventuras_world):
+    # S004: «Un estado por el morro dura una escena» — an off-game scene is no scene of play.
+    w = aventuras_world
+    free = state(w.pc, "Hambriento", for_free=True, scene=w.scene)
+    offgame = Scene.objects.create(campaign=w.campaign, title="Charla", is_offgame=True)
+    services.scene_started(offgame, actor=w.gm)
+    assert AventurasState.objects.filter(pk=free.pk).exists()
+    assert not SheetEvent.objects.filter(kind=AventurasEvent.STATE).exists()
+
+
+def test_a27_a_parallel_scene_for_other_players_leaves_the_state(aventuras_world):
+    w = aventuras_world
+    palomita = state(w.pc, "Hambriento", for_free=True, scene=w.scene)
+    tarta = state(w.other_pc, "Pegajoso", for_free=True, scene=w.scene)
+    parallel = make_scene(w.campaign, title="La cueva de Tarta", everyone=False, participants=[w.other])
+    services.scene_started(parallel, actor=w.gm)
+    # Tarta Dulce's player moved on to the new scene; Palomita's stays in hers.
+    assert list(AventurasState.objects.values_list("pk", flat=True)) == [palomita.pk]
+    [ended] = SheetEvent.objects.filter(kind=AventurasEvent.STATE)
+    assert ended.character == w.other_pc and ended.before == {"state": tarta.pk, "for_free": True}
+
+
+def test_a27_a_state_of_an_archived_scene_ends_at_the_next_scene(aventuras_world):
+    w = aventuras_world
+    palomita = state(w.pc, "Hambriento", for_free=True, scene=w.scene)
+    Scene.objects.filter(pk=w.scene.pk).update(status=Scene.Status.ARCHIVED)
+    parallel = make_scene(w.campaign, title="La cueva de Tarta", everyone=False, participants=[w.other])
+    services.scene_started(parallel, actor=w.gm)
+    assert not AventurasState.objects.filter(pk=palomita.pk).exists()
+    [ended] = SheetEvent.objects.filter(kind=AventurasEvent.STATE)
+    assert ended.character == w.pc
 
 
 # --- A21 a new adventure -----------------------------------------------------------------

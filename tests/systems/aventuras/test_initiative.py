@@ -72,11 +72,23 @@ def test_a20_a_tie_left_at_the_end_is_settled_by_a_die(aventuras_world, d6):
     # The Profesor (Espabilado 3) first; Finn and Jake tied in everything (A20).
     assert order[0]["members"][0]["character"] == world.npc
     assert order[1]["tied"] and {m["character"].name for m in order[1]["members"]} == {"Finn", "Jake"}
-    # Equal dice: still tied, roll again.
+    # Each player rolls only for the tied character they control, signed as them.
     d6.extend([[3], [3]])
-    made = services.initiative_tiebreak(scene=world.scene, access=access_of(world, "player"))
-    assert [tr.facts["die"] for tr in made] == [3, 3]
+    (finn_die,) = services.initiative_tiebreak(scene=world.scene, access=access_of(world, "player"))
+    assert (finn_die.character, finn_die.owner, finn_die.facts["die"]) == (finn, world.player, 3)
+    # Jake has not rolled: still tied (a die alone decides nothing), and the player may not roll again.
+    waiting = order_of(world.scene)[1]
+    assert waiting["tied"] and {m["character"].name: m["needs_die"] for m in waiting["members"]} == {
+        "Finn": False,
+        "Jake": True,
+    }
+    with pytest.raises(ValidationError, match="falta que tiren los demás"):
+        services.initiative_tiebreak(scene=world.scene, access=access_of(world, "player"))
+    (jake_die,) = services.initiative_tiebreak(scene=world.scene, access=access_of(world, "other"))
+    assert (jake_die.character, jake_die.owner) == (jake, world.other)
+    made = [finn_die, jake_die]
     assert all(RollEntry.objects.get(pk=tr.latest_id).entry["dice"] == [3] for tr in made)
+    # Equal dice: still tied, roll again.
     assert order_of(world.scene)[1]["tied"]
     d6.extend([[2], [5]])
     second = services.initiative_tiebreak(scene=world.scene, access=access_of(world, "gm"))
@@ -93,6 +105,45 @@ def test_a20_a_tie_left_at_the_end_is_settled_by_a_die(aventuras_world, d6):
     # No tie left: nothing to roll.
     with pytest.raises(ValidationError, match="No hay empates"):
         services.initiative_tiebreak(scene=world.scene, access=access_of(world, "gm"))
+
+
+def test_a20_the_gm_rolls_for_npcs_and_players_only_for_theirs(aventuras_world, d6):
+    world = aventuras_world
+    finn = aventuras_character(world.campaign, world.player, "Finn")
+    # Gunter and the Profesor (both GM characters, Espabilado 3 highlighted, Cachas 2) tie.
+    gunter = aventuras_character(
+        world.campaign, world.gm, "Gunter", kind=Character.Kind.NPC, espabilado=3, cachas=2, highlighted=["espabilado"]
+    )
+    services.initiative_set(scene=world.scene, access=access_of(world, "gm"), characters=[gunter, world.npc, finn])
+    tied = [g for g in order_of(world.scene) if g["tied"]]
+    assert [sorted(m["character"].name for m in g["members"]) for g in tied] == [["Gunter", "Profesor Cacahuete"]]
+    # The player controls neither tied character: refused, nothing rolled.
+    with pytest.raises(PermissionDenied):
+        services.initiative_tiebreak(scene=world.scene, access=access_of(world, "player"))
+    d6.extend([[4], [1]])
+    made = services.initiative_tiebreak(scene=world.scene, access=access_of(world, "gm"))
+    assert {tr.character for tr in made} == {gunter, world.npc} and all(tr.owner == world.gm for tr in made)
+
+
+def test_a20_the_gm_may_set_an_agreed_order_without_dice(aventuras_world):
+    """S004 A20: «se pongan de acuerdo» — the GM records the order agreed for a tie."""
+    world = aventuras_world
+    finn = aventuras_character(world.campaign, world.player, "Finn")
+    jake = aventuras_character(world.campaign, world.other, "Jake")
+    services.initiative_set(scene=world.scene, access=access_of(world, "gm"), characters=[finn, jake, world.npc])
+    with pytest.raises(PermissionDenied):
+        services.initiative_agree(scene=world.scene, access=access_of(world, "player"), order=[finn.pk, jake.pk])
+    for bad in ([finn.pk], [finn.pk, finn.pk], [finn.pk, world.npc.pk], ["x", "y"]):
+        with pytest.raises(ValidationError, match="mismo empate"):
+            services.initiative_agree(scene=world.scene, access=access_of(world, "gm"), order=bad)
+    assert services.AGREED not in AventurasInitiative.objects.get(scene=world.scene).tiebreaks
+    services.initiative_agree(scene=world.scene, access=access_of(world, "gm"), order=[str(jake.pk), str(finn.pk)])
+    order = order_of(world.scene)
+    assert names(order) == [["Profesor Cacahuete"], ["Jake"], ["Finn"]]
+    assert [g["agreed"] for g in order] == [False, True, True] and not any(g["tied"] for g in order)
+    assert AventurasInitiative.objects.get(scene=world.scene).tiebreaks == {services.AGREED: [[jake.pk, finn.pk]]}
+    with pytest.raises(ValidationError, match="No hay empates"):
+        services.initiative_agree(scene=world.scene, access=access_of(world, "gm"), order=[finn.pk, jake.pk])
 
 
 def test_who_may_set_and_break_ties(aventuras_world):

@@ -19,7 +19,7 @@ from systems.aventuras.contests import reactions
 from systems.aventuras.models import AventurasReaction
 from systems.aventuras.rolls import services as rolls
 from table.models import TableRoll
-from tests.factories import CampaignFactory, UserFactory
+from tests.factories import CampaignFactory, UserFactory, make_post
 from tests.systems.aventuras.conftest import aventuras_character
 from tests.systems.aventuras.test_contests import queue_d6
 
@@ -207,3 +207,128 @@ def test_card_reactions_in_constant_queries(aventuras_world, d6, django_assert_m
     with django_assert_max_num_queries(12):
         many = reactions.card_reactions(actions, access=access)
     assert len(few) == 1 and len(many) == 4
+
+
+# --- private posts (issue 16 review) ------------------------------------------------------
+
+
+def _post_roll(world, character, who, post, attribute="espabilado"):
+    setup = rolls.roll_setup(character, attribute=attribute)
+    return rolls.make_roll(
+        campaign=world.campaign,
+        user=getattr(world, who),
+        setup=setup,
+        purpose="Me aparto",
+        character=character,
+        scene=world.scene,
+        post=post,
+    )
+
+
+def _render_part(part, action):
+    from django.template.loader import render_to_string
+
+    return render_to_string("aventuras/reactions/_card_part.html", {"card": {"reactions": part, "table_roll": action}})
+
+
+def test_a_private_reaction_shows_no_numbers_to_who_may_not_read_it(aventuras_world, d6):
+    # The Profesor acts in public (difficulty 1, 3 successes); Palomita
+    # reacts from a post to the GM only (2 successes): the action still
+    # hits her. The reader and the other player learn that she reacted and
+    # that the action hit, never her dice or the counts.
+    world = aventuras_world
+    d6.extend([[5, 5, 4], [4, 4]])
+    action = action_roll(world, world.npc, "gm", attribute="espabilado", difficulty=1)
+    (reaction,) = reactions.open_reactions(action, [world.pc], by=world.gm)
+    post = make_post(world.scene, world.player, recipients="gm", body="Me aparto de un salto.")
+    answer = _post_roll(world, world.pc, "player", post)
+    reactions.answer(reaction, answer, by=world.player)
+    for table_roll, who in ((action, world.gm), (reactions_roll(reaction), world.player)):
+        table_roll.refresh_from_db()
+        if not rolls.is_final(table_roll):
+            rolls.settle(table_roll, by=who)
+    for who in ("reader", "other"):
+        (row,) = reactions.card_reactions([loaded(action)], access=access_of(world, who))[action.pk]["rows"]
+        assert row["private"] and row["card"] is None
+        assert row["result"]["succeeded"] and row["result"]["private"]
+        html = _render_part({"rows": [row]}, action)
+        assert "reacciona (tirada privada)" in html
+        assert "Le afecta." in html
+        assert "éxito" not in html and "Quedan" not in html and "dificultad" not in html
+    for who in ("gm", "player"):
+        (row,) = reactions.card_reactions([loaded(action)], access=access_of(world, who))[action.pk]["rows"]
+        assert not row["private"] and row["card"] is not None
+        html = _render_part({"rows": [row]}, action)
+        assert "tirada privada" not in html and "Quedan 1 éxitos normales" in html
+
+
+def test_the_reaction_to_a_private_action_is_sealed_like_the_action(aventuras_world, d6):
+    # Palomita acts in a post to the GM only; the Profesor's reaction
+    # («Reaccionar») is no more public than the action: same post, same seal.
+    world = aventuras_world
+    d6.extend([[4, 4, 1], [5, 1, 1]])
+    post = make_post(world.scene, world.player, recipients="gm", body="Le atizo a escondidas.")
+    action = _post_roll(world, world.pc, "player", post, attribute="cachas")
+    assert action.first.is_sealed
+    (reaction,) = reactions.open_reactions(action, [world.npc], by=world.player)
+    made = reactions.react(reaction=reaction, access=access_of(world, "gm"), attribute="espabilado")
+    assert made.post_id == post.pk
+    assert made.first.is_sealed and made.first.audience == action.first.audience
+    from rolls.permissions import can_read_roll
+
+    assert not can_read_roll(access_of(world, "other"), made.first)
+    assert not can_read_roll(access_of(world, "reader"), made.first)
+    assert can_read_roll(access_of(world, "player"), made.first)
+
+
+def test_a_reaction_to_a_public_action_stays_out_of_posts(aventuras_world, d6):
+    world = aventuras_world
+    d6.extend([[4, 4, 1], [5, 1, 1]])
+    post = make_post(world.scene, world.player, body="Le atizo.")
+    action = _post_roll(world, world.pc, "player", post, attribute="cachas")
+    (reaction,) = reactions.open_reactions(action, [world.npc], by=world.player)
+    made = reactions.react(reaction=reaction, access=access_of(world, "gm"), attribute="espabilado")
+    assert made.post_id is None and not made.first.is_sealed
+
+
+def test_a_target_only_reacts_to_an_action_its_owner_may_read(aventuras_world, d6):
+    # The Profesor acts against Tarta Dulce in a post to the GM only: her
+    # player cannot read it, so it is not offered and «Reaccionar» is refused.
+    world = aventuras_world
+    d6.extend([[4, 4, 1], [4, 1, 1]])
+    hidden_post = make_post(world.scene, world.gm, recipients="gm", body="El Profesor trama algo.")
+    hidden = _post_roll(world, world.npc, "gm", hidden_post)
+    (secret,) = reactions.open_reactions(hidden, [world.other_pc], by=world.gm)
+    public = action_roll(world, world.npc, "gm", attribute="espabilado")
+    (open_one,) = reactions.open_reactions(public, [world.other_pc], by=world.gm)
+    assert list(reactions.open_for(world.other_pc)) == [open_one]
+    # A whisper to Tarta Dulce's player is in her sight; the GM reads everything.
+    d6.extend([[4, 1, 1]])
+    whisper = make_post(world.scene, world.gm, recipients="chosen", chosen=[world.other], body="Psst.")
+    (whispered,) = reactions.open_reactions(_post_roll(world, world.npc, "gm", whisper), [world.other_pc], by=world.gm)
+    assert set(reactions.open_for(world.other_pc)) == {open_one, whispered}
+    reactions.open_reactions(hidden, [world.pc], by=world.gm)
+    assert list(reactions.open_for(world.pc)) == []
+    count = TableRoll.objects.count()
+    with pytest.raises(PermissionDenied):
+        reactions.react(reaction=secret, access=access_of(world, "other"), attribute="espabilado")
+    assert TableRoll.objects.count() == count
+
+
+def test_the_card_counts_one_success_in_the_singular():
+    # A15 — a reaction of 1 success over difficulty 0: «superar el 1 éxito», never «los 1 éxitos».
+    from types import SimpleNamespace
+
+    res = {**reactions.result(Tally(normals=1), Tally(normals=1), 0), "hidden": False, "private": False}
+    row = {
+        "reaction": SimpleNamespace(pk=1),
+        "target": SimpleNamespace(name="Tarta Dulce"),
+        "state": "rolled",
+        "private": False,
+        "result": res,
+    }
+    html = _render_part({"rows": [row]}, SimpleNamespace(pk=1))
+    assert "superar el 1 éxito de la reacción" in html and "los 1 éxitos" not in html
+    res = {**reactions.result(Tally(normals=3), Tally(normals=2), 0), "hidden": False, "private": False}
+    html = _render_part({"rows": [{**row, "result": res}]}, SimpleNamespace(pk=1))
+    assert "superar los 2 éxitos de la reacción" in html

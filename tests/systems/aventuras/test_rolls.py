@@ -405,3 +405,84 @@ def test_the_gm_acts_on_an_npc_roll(aventuras_world):
     position = services.open_chachis(table_roll.facts)[0]
     entry = services.convert(table_roll=table_roll, user=world.gm, position=position)
     assert entry.entry["converted"] == [position]
+
+
+def test_a_whispered_action_is_not_offered_to_a_target_who_may_not_read_it(aventuras_world):
+    """A18 — the target reacts from its post, but only to actions it may
+    read: an action whispered to the GM opens a reaction for Palomita whose
+    purpose must not reach her player (``table.access.may_read_table_roll``);
+    an action in the open is offered."""
+    from systems.aventuras.models import AventurasReaction
+
+    world = aventuras_world
+    url = reverse("table:post-create", args=[world.scene.campaign.slug, world.scene.pk])
+    whisper = _form(
+        world.other_pc,
+        body="Tarta Dulce se acerca sin hacer ruido.",
+        recipients="chosen",
+        chosen=world.gm.pk,
+        **_row(
+            0, client_seed=client_seed(), attribute="espabilado", targets=world.pc.pk, purpose="Robar el mapa secreto"
+        ),
+    )
+    assert client_for(world.other).post(url, whisper).status_code == 302
+    assert AventurasReaction.objects.filter(target=world.pc).count() == 1
+    # The same kind of action in the open.
+    response = _publish(
+        client_for(world.other), world.scene, world.other_pc, attribute="cachas", targets=world.pc.pk, purpose="Placaje"
+    )
+    assert response.status_code == 302
+    page = client_for(world.player).get(world.scene.get_absolute_url())
+    assertContains(page, "Palomita: Placaje")
+    assertNotContains(page, "Robar el mapa secreto")
+    assertContains(client_for(world.gm).get(world.scene.get_absolute_url()), "Robar el mapa secreto")
+    # The row's own filter, whatever ``open_for`` offers: by the author's access, in one query.
+    from campaigns.permissions import campaign_access
+    from systems.aventuras.system import readable_reactions
+
+    every = AventurasReaction.objects.filter(target=world.pc).order_by("pk")
+
+    def purposes(who) -> list[str]:
+        shown = readable_reactions(every, campaign_access(who, world.campaign)).select_related("action__first")
+        return [r.action.first.purpose for r in shown]
+
+    assert purposes(world.player) == ["Placaje"]
+    assert purposes(world.gm) == ["Robar el mapa secreto", "Placaje"]
+    # Nor can the hidden one be answered by its id.
+    hidden = AventurasReaction.objects.get(action__first__purpose="Robar el mapa secreto")
+    response = _publish(
+        client_for(world.player), world.scene, world.pc, attribute="cachas", reacts_to=hidden.pk, purpose="Esquivar"
+    )
+    assert response.status_code == 200
+    assertContains(response, "Esa acción ya no espera tu reacción.")
+
+
+@pytest.mark.parametrize(
+    ("easier", "harder", "said"),
+    [(1, 0, "1 que facilita"), (2, 0, "2 que facilitan"), (0, 1, "1 que dificulta"), (0, 3, "3 que dificultan")],
+)
+def test_the_threshold_effects_are_said_in_singular_or_plural(aventuras_world, easier, harder, said):
+    """A7 — the effects that ease or harden the action, counted in Spanish."""
+    setup = services.roll_setup(aventuras_world.pc, attribute="majo", easier=easier, harder=harder)
+    assert setup.threshold_effects == (said,)
+
+
+def test_a_reaction_opened_after_the_page_was_read_reaches_the_kept_post_form(aventuras_world):
+    """A14/A18 — the post form is kept in the cache under what its rows are
+    made of; a new action against Palomita (and her answer) must change her
+    «Reacciona a» choices at once, not when the cache expires."""
+    from systems.aventuras.models import AventurasReaction
+
+    world = aventuras_world
+    player = client_for(world.player)
+    assertNotContains(player.get(world.scene.get_absolute_url()), "Palomita: Placaje")
+    response = _publish(
+        client_for(world.other), world.scene, world.other_pc, attribute="cachas", targets=world.pc.pk, purpose="Placaje"
+    )
+    assert response.status_code == 302
+    assertContains(player.get(world.scene.get_absolute_url()), "Palomita: Placaje")
+    reaction = AventurasReaction.objects.get(target=world.pc)
+    reaction.declined_at = reaction.created_at
+    reaction.declined_by = world.player
+    reaction.save()
+    assertNotContains(player.get(world.scene.get_absolute_url()), "Palomita: Placaje")

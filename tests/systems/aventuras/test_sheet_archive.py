@@ -4,13 +4,14 @@ checks, in Spanish, making nothing when the file is wrong."""
 
 import json
 
+from django.contrib.messages import get_messages
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
 from campaigns.archive import campaign_export, campaign_import
 from campaigns.permissions import campaign_access
 from sheets.models import Character, SheetEvent
-from systems.aventuras.models import AventurasSheet, AventurasState
+from systems.aventuras.models import AventurasEvent, AventurasSheet, AventurasState, HeroMove
 from systems.aventuras.sheet import services
 
 
@@ -56,8 +57,46 @@ def test_export_then_import_round_trip(aventuras_world):
     copy = Character.objects.get(name="Palomita (copia)")
     assert response.status_code == 302 and response["Location"] == copy.get_absolute_url()
     assert (copy.status, copy.owner) == ("draft", w.player)
-    assert _sheet_values(copy) == _sheet_values(w.pc)
+    # A21 — a player's import starts with five hero points and no
+    # experience (the GM sets it); the rest comes back as it was.
+    assert _sheet_values(copy) == {**_sheet_values(w.pc), "hero_points": 5, "experience": 0}
     assert SheetEvent.objects.get(character=copy).kind == "imported"
+    assert not HeroMove.objects.filter(character=copy).exists()
+
+
+def test_a_player_cannot_import_points_or_experience(aventuras_world):
+    """A21 «cada héroe comienza el juego con cinco puntos de Héroe»; only the GM gives experience."""
+    w = aventuras_world
+    data = _export(w.client("player"), w, w.pc)
+    data.update(name="Palomita tramposa", hero_points=999, experience=9999)
+    response = _import(w.client("player"), w, data)
+    copy = AventurasSheet.objects.get(character__name="Palomita tramposa")
+    assert (copy.hero_points, copy.experience) == (5, 0)
+    assert not HeroMove.objects.filter(character_id=copy.pk).exists()
+    assert [e.kind for e in SheetEvent.objects.filter(character_id=copy.pk)] == ["imported"]
+    [note] = [m.message for m in get_messages(response.wsgi_request)]
+    assert "Los puntos de Héroe y la Experiencia del archivo no se importan: empieza con 5 puntos" in note
+
+
+def test_the_gm_import_keeps_and_records_points_and_experience(aventuras_world):
+    w = aventuras_world
+    data = _export(w.client("gm"), w, w.pc)
+    data.update(name="Palomita veterana", hero_points=8, experience=12)
+    assert _import(w.client("gm"), w, data).status_code == 302
+    copy = AventurasSheet.objects.get(character__name="Palomita veterana")
+    assert (copy.hero_points, copy.experience) == (8, 12)
+    [move] = HeroMove.objects.filter(character_id=copy.pk)
+    assert (move.kind, move.delta, move.points_after, move.why, move.by) == ("adjust", 3, 8, "importada", w.gm)
+    events = {e.kind: e for e in SheetEvent.objects.filter(character_id=copy.pk)}
+    assert set(events) == {"imported", AventurasEvent.HERO, AventurasEvent.EXPERIENCE}
+    xp = events[AventurasEvent.EXPERIENCE]
+    assert (xp.before, xp.after, xp.reason, xp.actor) == ({"experience": 0}, {"experience": 12}, "importada", w.gm)
+    # Five points in the file: nothing to adjust.
+    data.update(name="Palomita normal", hero_points=5, experience=0)
+    assert _import(w.client("gm"), w, data).status_code == 302
+    plain = AventurasSheet.objects.get(character__name="Palomita normal")
+    assert (plain.hero_points, plain.experience) == (5, 0)
+    assert not HeroMove.objects.filter(character_id=plain.pk).exists()
 
 
 def test_a_state_por_el_morro_does_not_travel(aventuras_world):

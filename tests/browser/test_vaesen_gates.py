@@ -77,7 +77,7 @@ class VaesenDemo:
         from systems.vaesen.combat import services as combat_services
         from systems.vaesen.models import VaesenCombat
 
-        demo_load()
+        demo_load(aventuras=False)
         campaign = Campaign.objects.get(slug=story.VAESEN_CAMPAIGN_SLUG)
         sheets = {c.name: c for c in Character.objects.filter(campaign=campaign).select_related("owner")}
         mill = campaign.scenes.get(title=story.MILL_SCENE)

@@ -63,7 +63,7 @@ def gm_page(browser: Browser, live_server, browser_problems: BrowserProblems) ->
 
 @pytest.fixture
 def demo(live_server) -> Campaign:
-    demo_load()
+    demo_load(aventuras=False)
     return Campaign.objects.get(slug=story.VAESEN_CAMPAIGN_SLUG)
 
 

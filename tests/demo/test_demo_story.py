@@ -152,7 +152,7 @@ def _assert_reads_well(campaign) -> None:
 @pytest.mark.parametrize("seed", SEEDS)
 def test_the_demo_reads_consistently_under_any_seed(monkeypatch, seed):
     _seed_the_log(monkeypatch, seed)
-    _users, campaign = demo_load(vaesen=False)
+    _users, campaign = demo_load(vaesen=False, aventuras=False)
     _assert_reads_well(campaign)
 
 
@@ -162,7 +162,7 @@ def test_the_demo_reads_consistently_under_any_seed(monkeypatch, seed):
 )
 def test_the_demo_reads_consistently_with_the_worst_and_best_dice(monkeypatch, dice):
     _fixed_dice(monkeypatch, dice)
-    _users, campaign = demo_load(vaesen=False)
+    _users, campaign = demo_load(vaesen=False, aventuras=False)
     _assert_reads_well(campaign)
 
 
@@ -171,7 +171,7 @@ def test_the_seed_moves_the_dice_and_the_rolls_still_verify(monkeypatch):
     for seed in (1, 2):
         with transaction.atomic():
             _seed_the_log(monkeypatch, seed)
-            _users, campaign = demo_load(vaesen=False)
+            _users, campaign = demo_load(vaesen=False, aventuras=False)
             dice.append([e.entry["dice"] for e in RollEntry.objects.filter(campaign=campaign).rolls().order_by("seq")])
             call_command("verify_rolls", campaign=campaign.slug, stdout=io.StringIO())
             transaction.set_rollback(True)

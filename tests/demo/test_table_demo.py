@@ -14,7 +14,7 @@ pytestmark = pytest.mark.django_db
 
 
 def test_the_demo_has_an_attack_a_reroll_an_accepted_negative_activation_and_a_horror_test():
-    _users, campaign = demo_load(vaesen=False)
+    _users, campaign = demo_load(vaesen=False, aventuras=False)
     scene = campaign.scenes.get(title=TABLE_SCENE)
     # Two rolls in posts to everyone, and one in Inés's whisper to Tomás (sealed).
     in_posts = TableRoll.objects.filter(scene=scene, post__isnull=False).select_related("first")
@@ -37,8 +37,8 @@ def test_the_demo_has_an_attack_a_reroll_an_accepted_negative_activation_and_a_h
 
 
 def test_the_demo_loads_twice_without_repeating_itself():
-    demo_load(vaesen=False)
+    demo_load(vaesen=False, aventuras=False)
     rolls, posts = RollEntry.objects.count(), Post.objects.count()
-    demo_load(vaesen=False)
+    demo_load(vaesen=False, aventuras=False)
     # Neither the rolls nor the narrator's posts that follow them come twice.
     assert (RollEntry.objects.count(), Post.objects.count()) == (rolls, posts)

@@ -38,7 +38,7 @@ def _seed_the_log(monkeypatch, seed: int) -> None:
 
 
 def _load() -> Campaign:
-    demo_load()
+    demo_load(aventuras=False)
     return Campaign.objects.get(slug=demo.VAESEN_CAMPAIGN_SLUG)
 
 

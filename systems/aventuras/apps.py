@@ -5,7 +5,7 @@ from django.utils.translation import gettext_lazy as _
 class AventurasConfig(AppConfig):
     name = "systems.aventuras"
     label = "aventuras"
-    verbose_name = "Hora de Aventuras"
+    verbose_name = _("Hora de Aventuras")
     # What the campaign form offers (campaigns.models.system_choices).
     system_key = "aventuras"
     system_label = _("Hora de Aventuras")

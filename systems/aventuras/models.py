@@ -40,6 +40,8 @@ ATTRIBUTE_LABELS = {
     "espabilado": _("Espabilado"),
     "majo": _("Majo"),
 }
+# A1 — the kinds of action, as people read them (``rules.aventuras.ACTION_KINDS``).
+ACTION_KIND_LABELS = {"física": _("física"), "mental": _("mental"), "social": _("social")}
 ATTRIBUTE_CHOICES = [(key, ATTRIBUTE_LABELS[key]) for key in aventuras.ATTRIBUTES]
 # [ENGINE DEFAULT] S004 gives no number of health levels: a hero has five
 # unless the GM's sheet says otherwise.

@@ -14,8 +14,8 @@ from rolls import verify_roll
 from rolls.forms import client_seed_field, modifier_field
 from rolls.models import RollEntry
 from rules import aventuras
-from systems.aventuras.models import ATTRIBUTE_CHOICES
-from systems.aventuras.rolls.services import ACTION_KIND_LABELS, MAX_DIFFICULTY, MAX_EFFECTS, difficulty_word
+from systems.aventuras.models import ACTION_KIND_LABELS, ATTRIBUTE_CHOICES
+from systems.aventuras.rolls.services import MAX_DIFFICULTY, MAX_EFFECTS, difficulty_word
 from table.models import RollRequest
 
 ACTION_KIND_CHOICES = [("", _("— cualquiera —"))] + [(k, ACTION_KIND_LABELS[k]) for k in aventuras.ACTION_KINDS]

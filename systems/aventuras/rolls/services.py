@@ -54,11 +54,6 @@ MAX_DICE = 30
 # A7 — at most this many effects each way on a roll's row.
 MAX_EFFECTS = 5
 
-ACTION_KIND_LABELS = {
-    "física": gettext_lazy("física"),
-    "mental": gettext_lazy("mental"),
-    "social": gettext_lazy("social"),
-}
 
 # The kinds of version of a roll, as its signed game says them.
 STEP_ROLL = "tirada"
@@ -66,9 +61,13 @@ STEP_REROLL = "repetida"
 STEP_CONVERT = "ampliada"
 
 
+# A10 — the words S004 gives a difficulty (``rules.aventuras.DIFFICULTY_WORDS``), translatable.
+DIFFICULTY_WORD_LABELS = {0: gettext_lazy("de las más fáciles"), 2: gettext_lazy("dificililla")}
+
+
 def difficulty_word(difficulty: int) -> str:
     """A10 — the words S004 gives a difficulty (only 0 and 2 have one)."""
-    return aventuras.DIFFICULTY_WORDS.get(difficulty, "")
+    return str(DIFFICULTY_WORD_LABELS.get(difficulty, ""))
 
 
 @dataclass(frozen=True)
@@ -802,7 +801,8 @@ def hero_reroll(
             scene=tr.scene,
             table_roll=tr,
             detail=parent.purpose,
-            why=_("Repite %(n)d dados de «%(purpose)s»") % {"n": len(chosen), "purpose": parent.purpose},
+            why=ngettext("Repite %(n)d dado de «%(purpose)s»", "Repite %(n)d dados de «%(purpose)s»", len(chosen))
+            % {"n": len(chosen), "purpose": parent.purpose},
             with_experience=with_experience,
         )
         entry = reroll_append(

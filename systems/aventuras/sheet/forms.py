@@ -15,6 +15,7 @@ from accounts.limits import LIMIT_MESSAGES, text_field
 from rules.aventuras import ACTION_KINDS, ATTRIBUTES, UNHIGHLIGHTED_SCORE
 from sheets.models import Character, SheetEvent
 from systems.aventuras.models import (
+    ACTION_KIND_LABELS,
     ATTRIBUTE_CHOICES,
     ATTRIBUTE_LABELS,
     MAX_SCORE,
@@ -34,7 +35,7 @@ HEALTH_RANGE = (1, 20)
 PC_ONLY = ("flaw", "flaw_earns", "private_notes")
 # A3 — the dice a state adds or takes; A7 — the threshold it moves.
 STATE_MODIFIER_RANGE = (-5, 5)
-APPLIES_CHOICES = [("", _("todas las acciones")), *[(kind, kind) for kind in ACTION_KINDS]]
+APPLIES_CHOICES = [("", _("todas las acciones")), *[(kind, ACTION_KIND_LABELS[kind]) for kind in ACTION_KINDS]]
 
 
 def _number(label, low: int, high: int, *, required: bool = True, help_text: str = "") -> forms.IntegerField:

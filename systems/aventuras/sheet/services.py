@@ -23,6 +23,7 @@ from rules.aventuras import ACTION_KINDS, STARTING_HERO_POINTS
 from sheets.models import Character, SheetEvent
 from sheets.services import sheet_log
 from systems.aventuras.models import (
+    ACTION_KIND_LABELS,
     AventurasEvent,
     AventurasFeat,
     AventurasSheet,
@@ -230,7 +231,9 @@ def state_text(state: AventurasState) -> str:
     if state.threshold:
         parts.append(str(AventurasState.Threshold(state.threshold).label))
     parts.append(
-        _("acciones de tipo %(kind)s") % {"kind": state.applies_to} if state.applies_to else _("todas las acciones")
+        _("acciones de tipo %(kind)s") % {"kind": ACTION_KIND_LABELS.get(state.applies_to, state.applies_to)}
+        if state.applies_to
+        else _("todas las acciones")
     )
     return f"{state.name} ({', '.join(parts)})"
 

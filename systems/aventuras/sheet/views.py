@@ -42,7 +42,7 @@ from sheets import services as core
 from sheets.models import CampaignSheetOptions, Character
 from sheets.views import cached_sheet_page, sheet_campaign
 from systems.aventuras.heroes.panel import sheet_panel
-from systems.aventuras.models import AventurasState
+from systems.aventuras.models import ACTION_KIND_LABELS, AventurasState
 from systems.aventuras.sheet import services
 from systems.aventuras.sheet.forms import (
     SHEET_INITIAL,
@@ -154,7 +154,7 @@ def _state_rows(sheet) -> list[dict]:
             "dice": _dice_text(state.modifier) if state.modifier else "",
             "threshold": state.get_threshold_display() if state.threshold else "",
             "applies": (
-                _("acciones de tipo %(kind)s") % {"kind": state.applies_to}
+                _("acciones de tipo %(kind)s") % {"kind": ACTION_KIND_LABELS.get(state.applies_to, state.applies_to)}
                 if state.applies_to
                 else _("todas las acciones")
             ),

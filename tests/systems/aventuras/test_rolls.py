@@ -486,3 +486,11 @@ def test_a_reaction_opened_after_the_page_was_read_reaches_the_kept_post_form(av
     reaction.declined_by = world.player
     reaction.save()
     assertNotContains(player.get(world.scene.get_absolute_url()), "Palomita: Placaje")
+
+
+def test_the_difficulty_words_are_the_rules_words_and_translated():
+    """A8/A10 — the site shows exactly the words S004 gives (0 and 2), in the reader's language."""
+    assert {n: str(label) for n, label in services.DIFFICULTY_WORD_LABELS.items()} == aventuras.DIFFICULTY_WORDS
+    with translation.override("en"):
+        assert services.difficulty_word(2) not in ("", "dificililla")
+        assert services.difficulty_word(1) == ""

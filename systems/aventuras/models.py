@@ -336,6 +336,10 @@ class AventurasContest(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     resolved_at = models.DateTimeField(null=True, blank=True)
     cancelled_at = models.DateTimeField(null=True, blank=True)
+    cancelled_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
+    cancel_reason = models.CharField(_("por qué se anula"), max_length=300, blank=True)
     # The resolution as shown (winners, pooled tally …), written once when resolved.
     result = models.JSONField(default=dict, blank=True)
 

@@ -26,12 +26,13 @@ becomes a new campaign (``campaigns.archive``).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from django import forms
 from django.http import HttpRequest
+from django.utils.html import format_html_join
 
 from campaigns.permissions import Access
 
@@ -173,3 +174,27 @@ def provide_archive_part(part: ArchivePart) -> None:
 def archive_parts(system: str) -> list[ArchivePart]:
     """The parts of the archive of a campaign of ``system``."""
     return [part for part in _archive_parts if part.system in ("", system)]
+
+
+# --- Feeds: what a post's entry carries beyond its text -------------------------------------
+
+# feed_extras(posts, access) -> {post id: HTML (already escaped, a SafeString)}; one or two
+# queries for the whole feed, whatever its size.
+FeedExtras = Callable[[Sequence, Access], dict[int, str]]
+_feed_extras: list[FeedExtras] = []
+
+
+def provide_feed_extras(provider: FeedExtras) -> None:
+    """Register what the apps above add to a post's feed entry (its rolls)."""
+    if provider not in _feed_extras:
+        _feed_extras.append(provider)
+
+
+def feed_extras(posts: Sequence, access: Access) -> dict[int, str]:
+    """For each post, the HTML the providers add to its entry, for this reader."""
+    found: dict[int, list[str]] = {}
+    for provider in _feed_extras:
+        for post_id, html in provider(posts, access).items():
+            found.setdefault(post_id, []).append(html)
+    # format_html_join escapes any part that is not already safe HTML.
+    return {post_id: format_html_join("", "{}", ((part,) for part in parts)) for post_id, parts in found.items()}

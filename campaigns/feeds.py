@@ -5,9 +5,12 @@ membership (found by the campaign's id and a token derived from the secret
 ``Campaign.gm_feed_key`` and the GM's id: renewing the key, or handing the
 campaign over, ends the old address).
 
-Entries carry the post's stored, sanitised ``body_html`` and nothing else: no
-Markdown is rendered here, out-of-character notes stay on the site, and a
-hidden post is a placeholder without its text or its author's name. Titles
+Entries carry the post's stored, sanitised ``body_html`` and what the apps
+above add to it for the feed's reader (``extensions.feed_extras``: the post's
+rolls, each with its result and permalink; a roll the reader may not open
+says only that it is private): no Markdown is rendered here,
+out-of-character notes stay on the site, and a hidden post is a placeholder
+without its text, its rolls or its author's name. Titles
 are plain text; the feed generator escapes them.
 
 Every address in a feed (the feed's own ``rel="self"`` link, the page it
@@ -23,6 +26,7 @@ from __future__ import annotations
 import secrets
 from datetime import datetime
 
+from django.contrib.auth.models import AnonymousUser
 from django.contrib.syndication.views import Feed
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404
@@ -33,6 +37,7 @@ from django.utils.feedgenerator import Atom1Feed
 from django.utils.html import format_html
 from django.utils.translation import gettext as _
 
+from campaigns import extensions
 from campaigns.models import Campaign, Membership, Post, Scene, Visibility
 from campaigns.notify import site_url
 from campaigns.permissions import campaign_access, visible_scenes
@@ -58,6 +63,16 @@ def gm_feed_rotate(*, campaign: Campaign) -> None:
 
 
 gm_feed_rotate.alters_data = True
+
+
+def _with_extras(posts, access) -> list[Post]:
+    """The feed's newest posts, each with what the apps above add to its
+    entry for this reader (``post.feed_extra``), in a constant number of queries."""
+    shown = list(posts.select_related("author", "character", "scene__campaign").order_by("-id")[:FEED_SIZE])
+    extras = extensions.feed_extras([p for p in shown if not p.hidden], access)
+    for post in shown:
+        post.feed_extra = extras.get(post.pk, "")
+    return shown
 
 
 class AtomWithContentFeed(Atom1Feed):
@@ -101,7 +116,9 @@ class _PostFeed(Feed):
     def item_extra_kwargs(self, post: Post) -> dict[str, str]:
         if post.hidden:
             return {"content": format_html("<p>{}</p>", _("Mensaje oculto por la dirección."))}
-        return {"content": post.body_html}
+        extra = getattr(post, "feed_extra", "")
+        # body_html is stored sanitised; the extras come escaped (``feed_extras``).
+        return {"content": post.body_html + str(extra)}
 
     def item_author_name(self, post: Post) -> str:
         # Atom requires an author on every entry (or on the feed). A hidden
@@ -163,7 +180,7 @@ class SceneFeed(_PostFeed):
 
     def items(self, scene: Scene):
         posts = Post.objects.filter(scene=scene, recipients=Post.Recipients.ALL, hidden=False)
-        return posts.select_related("author", "character", "scene__campaign").order_by("-id")[:FEED_SIZE]
+        return _with_extras(posts, campaign_access(AnonymousUser(), scene.campaign))
 
 
 class CampaignFeed(_CampaignWideFeed):
@@ -197,7 +214,7 @@ class CampaignFeed(_CampaignWideFeed):
         posts = Post.objects.filter(
             scene__campaign=campaign, scene__everyone=True, recipients=Post.Recipients.ALL, hidden=False
         )
-        return posts.select_related("author", "character", "scene__campaign").order_by("-id")[:FEED_SIZE]
+        return _with_extras(posts, campaign_access(AnonymousUser(), campaign))
 
 
 class MemberFeed(_PrivateFeed):
@@ -233,7 +250,7 @@ class MemberFeed(_PrivateFeed):
             raise Http404
         scenes = visible_scenes(access)
         posts = Post.objects.filter(scene__in=scenes.values("pk")).addressed_to(membership.user, is_gm=access.is_gm)
-        return posts.select_related("author", "character", "scene__campaign").order_by("-id")[:FEED_SIZE]
+        return _with_extras(posts, access)
 
 
 class GMFeed(_PrivateFeed):
@@ -269,4 +286,4 @@ class GMFeed(_PrivateFeed):
     def items(self, campaign: Campaign):
         # The GM reads every scene and every post (``addressed_to`` with is_gm).
         posts = Post.objects.filter(scene__campaign=campaign)
-        return posts.select_related("author", "character", "scene__campaign").order_by("-id")[:FEED_SIZE]
+        return _with_extras(posts, campaign_access(campaign.gm, campaign))

@@ -14,6 +14,12 @@ class TableConfig(AppConfig):
         signals.scene_created.connect(events.scene_created, dispatch_uid="table.scene_started")
         presenters.register(cards.permalink_card, cards.log_cards, cards.badge_line)
 
+        from campaigns import extensions
+        from table import feeds
+
+        # A post's feed entry lists its rolls, each with its permalink.
+        extensions.provide_feed_extras(feeds.roll_lines)
+
         from campaigns import versions
         from table.models import RollRequest, TableRoll
 

@@ -17,8 +17,10 @@ each reader (``page_card_bodies`` / ``page_actions``).
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
+from django.utils.dateparse import parse_datetime
 from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 
@@ -239,7 +241,16 @@ def _actions(
         "chachis_left": services.chachis_left(table_roll) if final else 0,
         # A11 — the GM always narrates a failure.
         "gm_narrates": final and not succeeded,
+        # The GM's «Cerrar la tirada» on a roll that was not theirs (``services.settle``).
+        "closed_by_gm": final and bool(facts.get("settled_by")),
+        "closed_at": _closed_at(facts) if final else None,
     }
+
+
+def _closed_at(facts: dict[str, Any]) -> datetime | None:
+    """When the GM closed the roll, as ``services.settle`` recorded it."""
+    value = facts.get("settled_at")
+    return parse_datetime(value) if isinstance(value, str) else None
 
 
 def page_actions(table_rolls: list[TableRoll], *, access: Access) -> dict[int, dict[str, Any]]:
@@ -269,21 +280,23 @@ def cards_for(table_rolls, *, access: Access) -> dict[int, dict[str, Any]]:
 
 
 def badge_line(game: dict[str, Any], signed_entry: dict[str, Any]) -> str:
-    """The badge's line: the faces as read, successes and chachis, the
-    difficulty and the outcome in words (from the signed entry)."""
+    """The badge's line, short enough for its 300 px (about 45 characters):
+    the successes and chachis (A4), the difficulty (A8; a hidden one shows
+    no number) and the outcome in words, e.g. «5 éxitos (1 chachi), dif. 2:
+    éxito» (from the signed entry). The dice are on the permalink."""
     dice = list(signed_entry.get("dice") or [])
     roll = explained(game, dice)
     if roll is None:
         return " · ".join(map(str, dice))
-    line = " · ".join(str(d["value"]) + ("*" if d["converted"] else "") for d in roll["dice"])
-    successes = ngettext("%(n)d éxito", "%(n)d éxitos", roll["successes"]) % {"n": roll["successes"]}
-    chachis = ngettext("%(n)d chachi", "%(n)d chachis", roll["chachis"]) % {"n": roll["chachis"]}
+    line = ngettext("%(n)d éxito", "%(n)d éxitos", roll["successes"]) % {"n": roll["successes"]}
+    if roll["chachis"]:
+        line += " (%s)" % (ngettext("%(n)d chachi", "%(n)d chachis", roll["chachis"]) % {"n": roll["chachis"]})
     if roll["hidden"]:
-        difficulty = _("dificultad oculta")
+        difficulty = _("dif. oculta")
     else:
-        difficulty = _("dificultad %(n)s") % {"n": roll["difficulty"]}
+        difficulty = _("dif. %(n)s") % {"n": roll["difficulty"]}
     verdict = _("éxito") if roll["succeeded"] else _("fallo")
-    return f"{line} → {successes} ({chachis}), {difficulty}: {verdict}"
+    return f"{line}, {difficulty}: {verdict}"
 
 
 def entries_card(entries: list[RollEntry], bases: dict[int, dict], *, access: Access) -> dict[int, dict[str, Any]]:

@@ -162,6 +162,15 @@ def test_the_aventuras_demo_played_on_a_phone_by_a_player_and_the_gm(page: Page,
     _fits(page)
     page.evaluate(MARK)
 
+    # Irreversible steps ask first (hx-confirm, a Spanish question): she says yes.
+    asked: list[str] = []
+
+    def _accept(dialog) -> None:
+        asked.append(dialog.message)
+        dialog.accept()
+
+    page.on("dialog", _accept)
+
     # --- What the dice gave: convert each chachi (A5), or re-roll with a hero point (A22). --
     if roll_services.open_chachis(table_roll.facts):
         conversions = 0
@@ -170,6 +179,7 @@ def test_the_aventuras_demo_played_on_a_phone_by_a_player_and_the_gm(page: Page,
             card.get_by_role("button", name=f"Convertir este 6 (dado {position})").click()
             conversions += 1
             expect(card.locator(".roll-chain-version")).to_have_count(conversions + 1)
+            assert asked[-1].startswith(f"¿Convertir el 6 del dado {position} en un 5")
             expect(card.locator(".roll-chain-version").last).to_contain_text(
                 f"convierte el 6 del dado {position} en un 5 y añade un dado"
             )
@@ -185,7 +195,9 @@ def test_the_aventuras_demo_played_on_a_phone_by_a_player_and_the_gm(page: Page,
         reroll = card.locator("form.roll-reroll-form")
         expect(reroll.get_by_role("group")).to_contain_text(f"(te quedan {points})")
         for position in failed:
-            reroll.locator(f"#repetir-{table_roll.pk}-{position}").check()
+            # Tap-sized buttons named as the card numbers its dice (A22).
+            reroll.get_by_text(f"Dado {position}: {values[position - 1]}", exact=True).click()
+            expect(reroll.locator(f"#repetir-{table_roll.pk}-{position}")).to_be_checked()
         reroll.get_by_role("button", name="Repetir dados con un punto de Héroe").click()
         chain = card.locator(".roll-chain-version")
         expect(chain).to_have_count(2)
@@ -207,6 +219,8 @@ def test_the_aventuras_demo_played_on_a_phone_by_a_player_and_the_gm(page: Page,
     table_roll.refresh_from_db()
     if not roll_services.is_final(table_roll):
         card.get_by_role("button", name="¡Ya está!").click()
+        expect(card.locator(".roll-final")).to_contain_text("Tirada cerrada")
+        assert asked[-1].startswith("¿Cerrar la tirada?")
     expect(card.locator(".roll-final")).to_contain_text("Tirada cerrada")
     table_roll.refresh_from_db()
     assert roll_services.is_final(table_roll)

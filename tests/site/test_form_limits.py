@@ -1828,7 +1828,7 @@ FORMS: dict[type[forms.BaseForm], tuple[Target, ...]] = {
             text=("comment",),
         ),
     ),
-    # The sheet's buttons in play answer with a redirect and the refusal as a message.
+    # The sheet's buttons in play answer a refusal with the page, the reason typed kept.
     aventuras_forms.HealthForm: (
         Target(
             "aventuras:sheet-health",
@@ -1837,7 +1837,6 @@ FORMS: dict[type[forms.BaseForm], tuple[Target, ...]] = {
             lambda w: {"change": "-1", "reason": "Mordisco de un troll"},
             lambda w: aventuras_forms.HealthForm(),
             text=("reason",),
-            echoes=False,
         ),
     ),
     aventuras_forms.StateForm: (
@@ -1859,7 +1858,6 @@ FORMS: dict[type[forms.BaseForm], tuple[Target, ...]] = {
             lambda w: {"reason": "Comió por fin"},
             lambda w: aventuras_forms.StateRemoveForm(),
             text=("reason",),
-            echoes=False,
         ),
     ),
     aventuras_forms.ExperienceForm: (
@@ -2012,6 +2010,17 @@ FORMS: dict[type[forms.BaseForm], tuple[Target, ...]] = {
             lambda w: aventuras_contest_forms.ContestForm(characters=[w.aventuras.pc, w.aventuras.npc]),
             text=("title",),
             numbers=("difficulty", *(f"difficulty_{i}" for i in range(1, aventuras_contest_forms.SIDE_ROWS + 1))),
+        ),
+    ),
+    aventuras_contest_forms.CancelForm: (
+        Target(
+            "aventuras:contest-cancel",
+            lambda w: _aventuras_scene_url(w, "aventuras:contest-cancel", w.aventuras_contestant.contest_id),
+            "gm",
+            lambda w: _prefixed(f"anular-{w.aventuras_contestant.contest_id}", reason="Se escapa el caballo"),
+            lambda w: aventuras_contest_forms.CancelForm(prefix=f"anular-{w.aventuras_contestant.contest_id}"),
+            text=("reason",),
+            prefix=lambda w: f"anular-{w.aventuras_contestant.contest_id}",
         ),
     ),
     aventuras_contest_forms.ContestRollForm: (

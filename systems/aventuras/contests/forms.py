@@ -7,7 +7,7 @@ from __future__ import annotations
 from django import forms
 from django.utils.translation import gettext_lazy as _
 
-from accounts.limits import LIMIT_MESSAGES
+from accounts.limits import LIMIT_MESSAGES, text_field
 from rolls.forms import client_seed_field
 from systems.aventuras.models import ATTRIBUTE_CHOICES, AventurasContest
 
@@ -141,6 +141,16 @@ class ContestForm(forms.Form):
             sides.append((self.characters[character], attribute, data.get(f"difficulty_{i}") or 0))
         data["sides"] = sides
         return data
+
+
+class CancelForm(forms.Form):
+    """«Anular»: the GM says why (shown to everyone with who called it off)."""
+
+    reason = text_field(AventurasContest, "cancel_reason", label=_("Por qué se anula"))
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["reason"].error_messages["required"] = _("Explica por qué se anula.")
 
 
 class InitiativeForm(forms.Form):

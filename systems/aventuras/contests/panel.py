@@ -2,8 +2,10 @@
 
 Everyone who reads the scene sees the competitions and cooperations (with
 each roll's card) and the initiative order; a participant's controller gets
-the button to roll, the GM the set-up forms and «Anular». A constant number
-of queries, however many contests, participants and rolls."""
+the button to roll, the GM the set-up forms and «Anular» (with why); a
+contest called off stays in the list with who did it and why (its rolls are
+in the log). A constant number of queries, however many contests,
+participants and rolls."""
 
 from __future__ import annotations
 
@@ -13,11 +15,11 @@ from django.db.models import Prefetch
 
 from campaigns.permissions import Access
 from systems.aventuras.contests import services
-from systems.aventuras.contests.forms import ContestForm, ContestRollForm, InitiativeForm
+from systems.aventuras.contests.forms import CancelForm, ContestForm, ContestRollForm, InitiativeForm
 from systems.aventuras.models import AventurasContest, AventurasContestant, AventurasInitiative
 
 TEMPLATE = "aventuras/contests/_scene_tools.html"
-# The panel shows the open contests and the latest ones resolved.
+# The panel shows the latest contests: open, resolved or called off.
 SHOWN = 10
 
 
@@ -30,10 +32,15 @@ def _contests(scene) -> list[AventurasContest]:
         "roll__character",
     ).prefetch_related("character__aventuras__tools")
     return list(
-        AventurasContest.objects.filter(scene=scene, cancelled_at__isnull=True)
+        AventurasContest.objects.filter(scene=scene)
+        .select_related("cancelled_by")
         .prefetch_related(Prefetch("contestants", queryset=contestants))
         .order_by("-created_at", "-id")[:SHOWN]
     )
+
+
+def cancel_prefix(contest_id: int) -> str:
+    return f"anular-{contest_id}"
 
 
 def panel_context(
@@ -43,6 +50,7 @@ def panel_context(
     contest_form: ContestForm | None = None,
     initiative_form: InitiativeForm | None = None,
     roll_forms: dict[int, ContestRollForm] | None = None,
+    cancel_forms: dict[int, CancelForm] | None = None,
     error: str = "",
     agreed_posted: list[str] | None = None,
 ) -> dict[str, Any]:
@@ -53,6 +61,7 @@ def panel_context(
     table_rolls = [c.roll for c in rows if c.roll is not None]
     roll_cards = cards.cards_for(table_rolls, access=access) if table_rolls else {}
     roll_forms = roll_forms or {}
+    cancel_forms = cancel_forms or {}
     for contest in contests:
         contest.scene = scene
         contest.campaign = scene.campaign
@@ -62,12 +71,13 @@ def panel_context(
             if contest.kind == AventurasContest.Kind.COOPERATION
             else None
         )
-        contest.can_cancel = access.is_gm and contest.resolved_at is None
+        is_open = contest.resolved_at is None and contest.cancelled_at is None
+        contest.can_cancel = access.is_gm and is_open
+        if contest.can_cancel:
+            contest.cancel_form = cancel_forms.get(contest.pk) or CancelForm(prefix=cancel_prefix(contest.pk))
         for row in contest.rows:
             row.card = roll_cards.get(row.roll_id) if row.roll_id else None
-            row.can_roll = (
-                contest.resolved_at is None and row.roll_id is None and services.controls(access, row.character)
-            )
+            row.can_roll = is_open and row.roll_id is None and services.controls(access, row.character)
             if row.can_roll:
                 row.form = roll_forms.get(row.pk) or ContestRollForm(character=row.character, prefix=f"lado-{row.pk}")
         contest.names = {str(row.character_id): row.character.name for row in contest.rows}
@@ -83,7 +93,8 @@ def panel_context(
         for group in order or []:
             if group["tied"]:
                 ids = [str(m["character"].pk) for m in group["members"]]
-                choice = posted if sorted(posted) == sorted(ids) else ids
+                # A refused choice comes back as it was picked (even a name twice) in its own group's form.
+                choice = posted if len(posted) == len(ids) and set(posted) <= set(ids) else ids
                 group["agree_slots"] = [(n, choice[n - 1]) for n in range(1, len(ids) + 1)]
     context: dict[str, Any] = {
         "aventuras_contests_template": TEMPLATE,

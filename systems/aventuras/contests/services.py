@@ -25,6 +25,7 @@ from django.db import transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
+from accounts.limits import TOO_LONG_MESSAGE
 from campaigns.models import Scene
 from campaigns.permissions import Access
 from rolls.services import roll_append
@@ -130,9 +131,17 @@ def contest_create(
     return contest
 
 
-def contest_cancel(*, contest: AventurasContest, access: Access) -> None:
-    """The GM calls off a contest not resolved yet."""
+def contest_cancel(*, contest: AventurasContest, access: Access, reason: str) -> None:
+    """The GM calls off a contest not resolved yet, saying why; who and why
+    are shown to everyone. The rolls already made stay in the log, and the
+    hero points (or XP) spent on their +2 dice (A22, A28) are not given back."""
     _require_gm(access)
+    reason = " ".join((reason or "").split())
+    if not reason:
+        raise ValidationError(_("Explica por qué se anula."), code="reason")
+    limit = AventurasContest._meta.get_field("cancel_reason").max_length
+    if len(reason) > limit:
+        raise ValidationError(TOO_LONG_MESSAGE % {"limit_value": limit, "show_value": len(reason)}, code="reason")
     with transaction.atomic():
         locked = AventurasContest.objects.select_for_update().get(pk=contest.pk)
         if locked.resolved_at is not None:
@@ -140,7 +149,9 @@ def contest_cancel(*, contest: AventurasContest, access: Access) -> None:
         if locked.cancelled_at is not None:
             raise ValidationError(_("Ya estaba anulada."), code="cancelled")
         locked.cancelled_at = timezone.now()
-        locked.save(update_fields=["cancelled_at"])
+        locked.cancelled_by = access.user
+        locked.cancel_reason = reason
+        locked.save(update_fields=["cancelled_at", "cancelled_by", "cancel_reason"])
 
 
 def effective_difficulty(contest: AventurasContest, sides: int) -> int:

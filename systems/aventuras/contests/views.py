@@ -5,8 +5,9 @@ Whoever may read the scene sees them (outsiders: 404); the GM sets up,
 cancels and names who is in the fight; a participant's controller rolls
 (members without the right: 403). Each action answers an htmx request with
 the panel (or the card's reactions) as it is now, and a plain form post
-with a redirect (its refusal as a message); a refused form comes back with
-what was typed.
+with a redirect (a refusal with nothing typed as a message); a refused form
+(the reason to cancel, a roll's fields, the agreed order) comes back, in the
+panel or on the whole page, with what was typed.
 """
 
 from __future__ import annotations
@@ -27,9 +28,9 @@ from campaigns.models import Scene
 from campaigns.permissions import Access
 from hitos_site.htmx import HtmxHttpRequest, wants_fragment
 from systems.aventuras.contests import reactions, services
-from systems.aventuras.contests.forms import ContestForm, ContestRollForm, InitiativeForm, ReactForm
+from systems.aventuras.contests.forms import CancelForm, ContestForm, ContestRollForm, InitiativeForm, ReactForm
 from systems.aventuras.contests.panel import TEMPLATE as PANEL
-from systems.aventuras.contests.panel import panel_context
+from systems.aventuras.contests.panel import cancel_prefix, panel_context
 from systems.aventuras.models import AventurasContest, AventurasContestant, AventurasReaction
 from table.access import campaign_for, may_read_table_roll, scene_for
 
@@ -123,13 +124,19 @@ def contest_create(request: HtmxHttpRequest, slug: str, scene_id: int) -> HttpRe
 @login_required
 @require_POST
 def contest_cancel(request: HtmxHttpRequest, slug: str, scene_id: int, contest_id: int) -> HttpResponse:
+    """The GM calls a contest off and says why (shown to everyone); a refusal
+    comes back, on the page or in the panel, with the reason typed."""
     scene, access = _gm(request, slug, scene_id)
     contest = get_object_or_404(AventurasContest, pk=contest_id, scene=scene)
-    try:
-        services.contest_cancel(contest=contest, access=access)
-    except ValidationError as exc:
-        return _done(request, scene, access, _message(exc))
-    return _done(request, scene, access)
+    form = CancelForm(request.POST, prefix=cancel_prefix(contest.pk))
+    if form.is_valid():
+        try:
+            services.contest_cancel(contest=contest, access=access, reason=form.cleaned_data["reason"])
+        except ValidationError as exc:
+            form.add_error(None, exc)
+        else:
+            return _done(request, scene, access)
+    return _render(request, scene, access, cancel_forms={contest.pk: form}, error=_form_error(form))
 
 
 @login_required
@@ -201,9 +208,8 @@ def initiative_agree(request: HtmxHttpRequest, slug: str, scene_id: int) -> Http
     try:
         services.initiative_agree(scene=scene, access=access, order=order)
     except ValidationError as exc:
-        if request.htmx:
-            return _render(request, scene, access, error=_message(exc), agreed_posted=order)
-        return _done(request, scene, access, _message(exc))
+        # The panel, or the whole page without htmx, with the refusal and the order chosen.
+        return _render(request, scene, access, error=_message(exc), agreed_posted=order)
     return _done(request, scene, access)
 
 

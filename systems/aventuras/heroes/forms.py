@@ -22,6 +22,8 @@ SPEND_USES = {
 
 
 WHY_LABEL = _("Por qué")
+# A point of someone else's hero spent by the GM: the history says why.
+SPEND_WHY_MISSING = _("Escribe por qué gastas un punto de Héroe de otra persona.")
 
 
 def _why(*, required: bool, model=HeroMove, label=WHY_LABEL) -> forms.CharField:
@@ -61,17 +63,22 @@ class _SceneForm(forms.Form):
 
 
 class SpendForm(_SceneForm):
-    """A23 — a spend that is not a roll; ``use`` says which (and the prefix)."""
+    """A23 — a spend that is not a roll; ``use`` says which (and the prefix).
+    ``why_required``: someone other than the hero's player (the GM) spends
+    it, so the history says why (as ``services.spend_why``)."""
 
     scene = _scene_field(required=True)
     target = forms.ChoiceField(error_messages=CHOOSE)
     with_experience = forms.BooleanField(label=_("Pagar con 2 PX (punto instantáneo, A28)"), required=False)
     why = _why(required=False)
 
-    def __init__(self, *args, use: HeroSpend, options=(), **kwargs):
+    def __init__(self, *args, use: HeroSpend, options=(), why_required: bool = False, **kwargs):
         prefix, label = SPEND_USES[HeroSpend(use)]
         super().__init__(*args, prefix=prefix, **kwargs)
         self.use = HeroSpend(use)
+        if why_required:
+            self.fields["why"].required = True
+            self.fields["why"].error_messages["required"] = SPEND_WHY_MISSING
         self.fields["target"].label = label
         if self.use == HeroSpend.RECOVER:
             self.fields["target"].choices = [(str(n), str(n)) for n in range(1, MAX_RECOVERED_LEVELS + 1)]

@@ -61,8 +61,12 @@ def forms_for(access: Access, character: Character, *, scenes: list[Scene], scen
     states = list(AventurasState.objects.filter(sheet=sheet).order_by("pk"))
     feats = list(AventurasFeat.objects.filter(sheet=sheet, needs_hero_point=True).order_by("pk"))
     options = {HeroSpend.IGNORE_STATE: states, HeroSpend.RECOVER: (), HeroSpend.FEAT: feats}
+    # The GM spending a player's hero's point says why.
+    why_required = not is_owner(access, character)
     found = {
-        f"spend_{SPEND_USES[use][0]}": SpendForm(use=use, options=options[use], scenes=scenes, initial=initial)
+        f"spend_{SPEND_USES[use][0]}": SpendForm(
+            use=use, options=options[use], scenes=scenes, initial=initial, why_required=why_required
+        )
         for use in SPEND_USES
         if use != HeroSpend.IGNORE_STATE or states
         if use != HeroSpend.FEAT or feats

@@ -5,7 +5,8 @@ sheet's row locked, so one point is never spent twice).
 - Spends (A23): ignore one of the sheet's states for the turn, recover up to
   two health levels, activate a feat that needs a point; each may be paid
   with 2 XP instead (A28: the instant point is bought and spent at once).
-  A24 — one point per use per turn (the turn: ``ledger.turn_of``).
+  A24 — one point per use per turn (the turn: ``ledger.turn_of``). The GM
+  spending a player's hero's point says why (the history shows it).
 - Earnings: the GM grants a point for facing the flaw or a sacrifice (A25),
   or a player asks and the GM decides; a player gives one of their points to
   another hero, moved only when the GM approves (A26); a state «por el
@@ -120,6 +121,13 @@ def _why(why: str) -> str:
     return (why or "").strip()
 
 
+def _check_spend_why(access: Access, character: Character, why: str) -> None:
+    """A point of someone else's hero (the GM spending a player's) says why:
+    the player reads it in the history (who, when, why)."""
+    if not is_owner(access, character) and not _why(why):
+        raise ValidationError(_("Escribe por qué gastas un punto de Héroe de otra persona."), code="why")
+
+
 # --- spends that are not rolls (A23, A24, A28) ----------------------------------------------
 
 
@@ -153,9 +161,10 @@ def ignore_state(
 ) -> HeroMove:
     """A23 — «ignorar un estado durante un turno»: one of the sheet's states
     does not count while the character's turn (``ledger.turn_of``) lasts."""
-    _check_player(actor, character)
+    access = _check_player(actor, character)
     _check_hero(character)
     _check_scene(scene, character)
+    _check_spend_why(access, character, why)
     with transaction.atomic():
         state = AventurasState.objects.filter(sheet_id=character.pk, pk=state_id).first()
         if state is None:
@@ -178,9 +187,10 @@ def recover(
     """A23 — «recuperar hasta dos niveles de salud»: the health lost goes down
     by 1 or 2 (never below none), in the transaction of the spend, with its
     own ``SheetEvent`` of health."""
-    _check_player(actor, character)
+    access = _check_player(actor, character)
     _check_hero(character)
     _check_scene(scene, character)
+    _check_spend_why(access, character, why)
     if levels not in range(1, MAX_RECOVERED_LEVELS + 1):
         raise ValidationError(_("Se recuperan uno o dos niveles de salud por punto de Héroe."), code="levels")
     with transaction.atomic():
@@ -231,9 +241,10 @@ def activate_feat(
     *, character: Character, actor, scene: Scene, feat_id: int, why: str = "", with_experience: bool = False
 ) -> HeroMove:
     """A23 — «activar una proeza que lo necesite»."""
-    _check_player(actor, character)
+    access = _check_player(actor, character)
     _check_hero(character)
     _check_scene(scene, character)
+    _check_spend_why(access, character, why)
     with transaction.atomic():
         feat = AventurasFeat.objects.filter(sheet_id=character.pk, pk=feat_id).first()
         if feat is None:

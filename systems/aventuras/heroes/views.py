@@ -26,7 +26,7 @@ from django.views.decorators.http import require_http_methods, require_POST, req
 
 from accounts.limits import refusal_message
 from campaigns.models import Campaign, Scene
-from campaigns.permissions import Access, campaign_access
+from campaigns.permissions import Access, campaign_access, visible_scenes
 from hitos_site.htmx import HtmxHttpRequest, page_or_fragment, wants_fragment
 from rules.aventuras import HeroSpend
 from sheets import permissions as perms
@@ -168,7 +168,13 @@ def spend(request: HtmxHttpRequest, slug: str, character_id: int, use: str) -> H
         HeroSpend.RECOVER: (),
         HeroSpend.FEAT: list(sheet.feats.filter(needs_hero_point=True)),
     }[hero_use]
-    form = SpendForm(request.POST, use=hero_use, options=options, scenes=_scenes(access))
+    form = SpendForm(
+        request.POST,
+        use=hero_use,
+        options=options,
+        scenes=_scenes(access),
+        why_required=not perms.is_owner(access, character),
+    )
     if form.is_valid():
         data = form.cleaned_data
         common = {
@@ -316,7 +322,8 @@ def _where(campaign: Campaign, value: str, access: Access):
     if kind == "ficha":
         return Character.objects.filter(campaign=campaign, pk=int(pk), aventuras__isnull=False).first()
     if kind == "escena":
-        return Scene.objects.filter(campaign=campaign, pk=int(pk), is_offgame=False).first()
+        # Only a scene the user may read: never a redirect to (or the balances of) another one.
+        return visible_scenes(access).filter(campaign=campaign, pk=int(pk), is_offgame=False).first()
     return None
 
 

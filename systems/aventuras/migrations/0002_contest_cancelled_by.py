@@ -6,21 +6,26 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('aventuras', '0001_initial'),
+        ("aventuras", "0001_initial"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='aventurascontest',
-            name='cancel_reason',
-            field=models.CharField(blank=True, max_length=300, verbose_name='por qué se anula'),
+            model_name="aventurascontest",
+            name="cancel_reason",
+            field=models.CharField(blank=True, max_length=300, verbose_name="por qué se anula"),
         ),
         migrations.AddField(
-            model_name='aventurascontest',
-            name='cancelled_by',
-            field=models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.PROTECT, related_name='+', to=settings.AUTH_USER_MODEL),
+            model_name="aventurascontest",
+            name="cancelled_by",
+            field=models.ForeignKey(
+                blank=True,
+                null=True,
+                on_delete=django.db.models.deletion.PROTECT,
+                related_name="+",
+                to=settings.AUTH_USER_MODEL,
+            ),
         ),
     ]

@@ -29,6 +29,7 @@ from typing import Any
 
 from django.core.exceptions import ObjectDoesNotExist, ValidationError
 from django.db import transaction
+from django.utils import timezone
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy, ngettext
 
@@ -653,8 +654,18 @@ def _settle_if_decided(table_roll: TableRoll, *, character: Character | None = N
     _make_final(table_roll)
 
 
-def _make_final(table_roll: TableRoll) -> None:
-    table_roll.facts = {**table_roll.facts, "final": True}
+def _make_final(table_roll: TableRoll, *, closed_by=None) -> None:
+    """The result is final; ``closed_by`` (the GM closing a roll that is not
+    theirs to decide) is recorded with the time in the roll's facts, so the
+    card can say who closed it and when."""
+    facts = {**table_roll.facts, "final": True}
+    if closed_by is not None:
+        facts |= {
+            "settled_by": closed_by.pk,
+            "settled_by_name": str(closed_by),
+            "settled_at": timezone.now().isoformat(),
+        }
+    table_roll.facts = facts
     table_roll.save(update_fields=["facts"])
     signals.roll_settled.send(sender=TableRoll, table_roll=table_roll)
 
@@ -834,5 +845,8 @@ def settle(table_roll: TableRoll, *, by) -> TableRoll:
             raise ValidationError(_("Solo quien hizo la tirada o la dirección pueden cerrarla."), code="not_yours")
         if is_final(tr):
             raise ValidationError(_("La tirada ya está cerrada: ya se dijo «¡Ya está!»."), code="final")
-        _make_final(tr)
+        # The GM's «Cerrar la tirada» on a roll that was someone else's to
+        # decide leaves a record; the roller's own «¡Ya está!» does not.
+        roller = may_act(tr, by, is_gm=access.is_gm)
+        _make_final(tr, closed_by=None if roller else by)
         return tr

@@ -26,7 +26,7 @@ from hitos_site.htmx import HtmxHttpRequest, after_action, wants_fragment
 from systems.aventuras.rolls import services
 from systems.aventuras.rolls.forms import ChachiForm, RerollForm
 from table.access import may_read_table_roll
-from table.cards import card
+from table.cards import card, card_versions
 from table.models import TableRoll
 
 
@@ -50,16 +50,33 @@ def table_roll_for(request: HttpRequest, table_roll_id: int, *, closing: bool = 
 
 
 def _card(table_roll: TableRoll, access: Access) -> dict:
+    """The roll's card as it is now: its versions loaded at once
+    (``table.cards.card_versions``), so a long chain costs no more queries."""
     fresh = TableRoll.objects.select_related("campaign", "latest", "owner", "character", "post", "scene").get(
         pk=table_roll.pk
     )
-    return card(fresh.latest, access=access, table_roll=fresh)
+    versions = card_versions([fresh])[fresh.pk]
+    # The latest version as loaded with the roll (every field read), the older ones as the card reads them.
+    return card(fresh.latest, access=access, table_roll=fresh, versions=[*versions[:-1], fresh.latest])
 
 
-def _card_response(request: HtmxHttpRequest, table_roll: TableRoll, access: Access, error: str = "") -> HttpResponse:
-    """The roll card as it is now, for an htmx swap of ``#tirada-<pk>``."""
+def _kept(posted: dict | None) -> dict:
+    """What a refused re-roll posted, to tick the same boxes again."""
+    if posted is None:
+        return {"reroll_positions": [], "reroll_with_experience": False}
+    positions = [int(p) for p in posted.getlist("positions") if str(p).isdigit()]
+    return {"reroll_positions": positions, "reroll_with_experience": bool(posted.get("with_experience"))}
+
+
+def _card_response(
+    request: HtmxHttpRequest, table_roll: TableRoll, access: Access, error: str = "", posted=None
+) -> HttpResponse:
+    """The roll card as it is now, for an htmx swap of ``#tirada-<pk>``
+    (a refused re-roll keeps the dice ticked: ``posted``)."""
     response = render(
-        request, "aventuras/rolls/_roll_card_update.html", {"card": _card(table_roll, access), "chain_error": error}
+        request,
+        "aventuras/rolls/_roll_card_update.html",
+        {"card": _card(table_roll, access), "chain_error": error, **_kept(posted)},
     )
     patch_vary_headers(response, ("HX-Request",))
     return response
@@ -72,13 +89,16 @@ def _back_url(table_roll: TableRoll) -> str:
     return table_roll.latest.get_absolute_url()
 
 
-def _page(request, table_roll: TableRoll, access: Access, *, error: str = "", status: int = 200) -> HttpResponse:
+def _page(
+    request, table_roll: TableRoll, access: Access, *, error: str = "", status: int = 200, posted=None
+) -> HttpResponse:
     context = {
         "table_roll": table_roll,
         "campaign": table_roll.campaign,
         "card": _card(table_roll, access),
         "chain_error": error,
         "back_url": _back_url(table_roll),
+        **_kept(posted),
     }
     response = render(request, "aventuras/rolls/roll.html", context, status=status)
     patch_vary_headers(response, ("HX-Request",))
@@ -104,8 +124,8 @@ def _act(request: HtmxHttpRequest, table_roll: TableRoll, access: Access, do: Ca
     except ValidationError as exc:
         error = " ".join(exc.messages)
         if wants_fragment(request):
-            return _card_response(request, table_roll, access, error)
-        return _page(request, table_roll, access, error=error, status=400)
+            return _card_response(request, table_roll, access, error, posted=request.POST)
+        return _page(request, table_roll, access, error=error, status=400, posted=request.POST)
     return after_action(
         request,
         fragment=lambda _error: _card_response(request, table_roll, access),

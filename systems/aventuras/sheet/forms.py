@@ -35,6 +35,8 @@ HEALTH_RANGE = (1, 20)
 PC_ONLY = ("flaw", "flaw_earns", "private_notes")
 # A3 — the dice a state adds or takes; A7 — the threshold it moves.
 STATE_MODIFIER_RANGE = (-5, 5)
+# A choice not on the list (a tampered or stale form), said as the rest of the site says it.
+CHOICE_MESSAGES = {"required": _("Elige una opción."), "invalid_choice": _("Esa opción no está en la lista.")}
 APPLIES_CHOICES = [("", _("todas las acciones")), *[(kind, ACTION_KIND_LABELS[kind]) for kind in ACTION_KINDS]]
 
 
@@ -91,15 +93,15 @@ class SheetForm(forms.Form):
     reason = forms.CharField(
         label=_("Motivo del cambio"),
         max_length=SheetEvent._meta.get_field("reason").max_length,
-        required=False,
-        error_messages=LIMIT_MESSAGES,
+        required=True,
+        error_messages={**LIMIT_MESSAGES, "required": _("Indica el motivo del cambio: queda en el historial.")},
         help_text=_("Queda en el historial de la ficha."),
     )
 
     def __init__(self, *args, npc: bool = False, is_gm: bool = False, asks_reason: bool = False, **kwargs):
         super().__init__(*args, **kwargs)
         if not asks_reason:
-            # Someone other than the owner changing the sheet says why.
+            # Only someone other than the owner changing the sheet says why (and must).
             del self.fields["reason"]
         self.npc = npc
         low, high = NPC_SCORE_RANGE if npc else PC_SCORE_RANGE
@@ -177,7 +179,7 @@ class ToolForm(forms.Form):
     """A tool: +1 to +3 to one attribute, for the uses it names (A29)."""
 
     name = text_field(AventurasTool, "name", label=_("Herramienta"))
-    attribute = forms.ChoiceField(label=_("Atributo"), choices=ATTRIBUTE_CHOICES)
+    attribute = forms.ChoiceField(label=_("Atributo"), choices=ATTRIBUTE_CHOICES, error_messages=CHOICE_MESSAGES)
     bonus = _number(_("Bonificación"), 1, 3)
     uses = text_field(AventurasTool, "uses", label=_("Para qué sirve"), required=False)
 
@@ -266,21 +268,44 @@ def _reason_field(*, required: bool = False) -> forms.CharField:
     )
 
 
-class HealthForm(forms.Form):
+# Someone other than the owner changes the sheet in play: the history says why.
+REASON_MISSING = _("Indica el motivo: cambias la ficha de otra persona y queda en su historial.")
+
+
+class _ReasonForm(forms.Form):
+    """A change in play whose ``reason`` goes to the history; with
+    ``reason_required`` (someone other than the owner, the GM, changes the
+    sheet) it must say why."""
+
+    def __init__(self, *args, reason_required: bool = False, **kwargs):
+        super().__init__(*args, **kwargs)
+        if reason_required:
+            self.fields["reason"].required = True
+            self.fields["reason"].error_messages["required"] = REASON_MISSING
+
+
+class HealthForm(_ReasonForm):
     """The − / + buttons of the health levels."""
 
     change = forms.TypedChoiceField(choices=[("-1", "−1"), ("1", "+1")], coerce=int)
     reason = _reason_field()
 
 
-class StateForm(forms.Form):
+class StateForm(_ReasonForm):
     """A state on the character: its name, the dice it adds or takes (A3),
     the threshold it moves (A7), which actions it touches."""
 
     name = text_field(AventurasState, "name", label=_("Estado"))
     modifier = _number(_("Dados"), *STATE_MODIFIER_RANGE, help_text=_("Negativo si quita dados (A3)."))
-    threshold = forms.ChoiceField(label=_("Umbral (A7)"), choices=AventurasState.Threshold.choices, required=False)
-    applies_to = forms.ChoiceField(label=_("A qué acciones"), choices=APPLIES_CHOICES, required=False)
+    threshold = forms.ChoiceField(
+        label=_("Umbral (A7)"),
+        choices=AventurasState.Threshold.choices,
+        required=False,
+        error_messages=CHOICE_MESSAGES,
+    )
+    applies_to = forms.ChoiceField(
+        label=_("A qué acciones"), choices=APPLIES_CHOICES, required=False, error_messages=CHOICE_MESSAGES
+    )
     reason = _reason_field()
 
     def clean_name(self) -> str:
@@ -290,7 +315,7 @@ class StateForm(forms.Form):
         return name
 
 
-class StateRemoveForm(forms.Form):
+class StateRemoveForm(_ReasonForm):
     reason = _reason_field()
 
 

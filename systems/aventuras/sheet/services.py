@@ -161,6 +161,15 @@ def sheet_create(
     return character
 
 
+def check_reason(*, character: Character, actor, reason: str) -> None:
+    """Someone other than the owner (the GM) changing a sheet says why: the
+    owner reads it in the history (who, when, why)."""
+    if getattr(actor, "pk", None) != character.owner_id and not (reason or "").strip():
+        raise ValidationError(
+            _("Indica el motivo: cambias la ficha de otra persona y queda en su historial."), code="reason"
+        )
+
+
 def _locked(character: Character) -> Character:
     """The character again, its row locked until the transaction ends, with
     its campaign and its sheet (read after the lock)."""
@@ -173,7 +182,8 @@ def _locked(character: Character) -> Character:
 def sheet_update(*, character: Character, actor, data: SheetData, reason: str = "") -> Character:
     """The sheet form saved. Hero points, experience, health lost and states
     are not the form's: they keep their values (health lost at most the new
-    health)."""
+    health). Someone other than the owner says why (``check_reason``)."""
+    check_reason(character=character, actor=actor, reason=reason)
     locked = _locked(character)
     sheet = locked.aventuras
     _apply_fields(locked, sheet, data)
@@ -199,6 +209,7 @@ def health_change(*, character: Character, actor, change: int, reason: str = "")
     in Spanish, nothing changed, past zero or past the sheet's health."""
     if type(change) is not int or change == 0:
         raise ValidationError(_("Indica si pierde o recupera niveles de salud."))
+    check_reason(character=character, actor=actor, reason=reason)
     with transaction.atomic():
         locked = _locked(character)
         sheet = locked.aventuras
@@ -264,6 +275,7 @@ def state_add(
     el morro": that one gives a hero point (A27) and is the ledger's."""
     if applies_to and applies_to not in ACTION_KINDS:
         raise ValidationError(_("Un estado afecta a las acciones físicas, mentales, sociales o a todas."))
+    check_reason(character=character, actor=actor, reason=reason)
     with transaction.atomic():
         locked = _locked(character)
         state = AventurasState(
@@ -291,6 +303,7 @@ def state_add(
 def state_remove(*, character: Character, actor, state_id: int, reason: str = "", may_remove_for_free: bool) -> None:
     """A state goes. One "por el morro" (A27: player and GM agreed it, it
     lasts its scene) only by the GM (``may_remove_for_free``)."""
+    check_reason(character=character, actor=actor, reason=reason)
     with transaction.atomic():
         locked = _locked(character)
         state = AventurasState.objects.filter(sheet=locked.aventuras, pk=state_id).first()

@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 
+from django import forms
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied, ValidationError
@@ -31,7 +32,6 @@ from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 from django.views.decorators.http import require_http_methods, require_POST, require_safe
 
-from accounts.limits import refusal_message
 from campaigns import fragments
 from campaigns.models import Campaign
 from campaigns.permissions import Access, campaign_access, can_view_campaign
@@ -166,6 +166,8 @@ def _state_rows(sheet) -> list[dict]:
 def _detail_context(access: Access, character: Character, options: CampaignSheetOptions, **extra) -> dict:
     sheet = character.aventuras
     may_mark = can_mark(access, character)
+    # Someone other than the owner (the GM) changing the sheet in play says why.
+    reason_required = not perms.is_owner(access, character)
     context = {
         "campaign": character.campaign,
         "access": access,
@@ -187,9 +189,14 @@ def _detail_context(access: Access, character: Character, options: CampaignSheet
         "feats": list(sheet.feats.all()),
         "tools": list(sheet.tools.all()),
         "play_error": extra.get("play_error"),
+        "reason_required": reason_required,
+        # A refused change in play comes back with what was typed (its reason).
+        "health_form": extra.get("health_form"),
+        "remove_form": extra.get("remove_form"),
+        "remove_state_id": extra.get("remove_state_id"),
     }
     if may_mark:
-        context["state_form"] = extra.get("state_form") or StateForm(auto_id=STATE_IDS)
+        context["state_form"] = extra.get("state_form") or StateForm(auto_id=STATE_IDS, reason_required=reason_required)
     if context["can_set_experience"]:
         context["experience_form"] = extra.get("experience_form") or ExperienceForm(
             initial={"experience": sheet.experience}, auto_id="experiencia-%s"
@@ -395,10 +402,11 @@ def sheet_review(request: HtmxHttpRequest, campaign: Campaign, character_id: int
 
 def _play_response(request: HtmxHttpRequest, access, character, options, *, error: str = "", **extra) -> HttpResponse:
     """After an action in play: with htmx the sheet's part in play (with the
-    refusal, if any); without, a redirect to the sheet (the refusal as a
-    message), or the page again when a form needs what was typed."""
-    forms_with_errors = [form for form in extra.values() if form is not None and form.errors]
-    if not request.htmx and not forms_with_errors:
+    refusal, if any); without, a redirect to the sheet, or, when refused, the
+    page again with the refusal and the form as it was typed (a refused
+    action passes its bound form back; a done one passes ``None``)."""
+    typed = [form for form in extra.values() if isinstance(form, forms.BaseForm)]
+    if not request.htmx and not typed:
         if error:
             messages.error(request, error)
         return redirect(character)
@@ -410,12 +418,17 @@ def _error(exc: ValidationError) -> str:
     return " ".join(exc.messages)
 
 
+def _form_errors(form) -> str:
+    """A small form's own errors (its reason missing or too long), in Spanish."""
+    return " ".join(str(error) for errors in form.errors.values() for error in errors)
+
+
 @login_required
 @require_POST
 def health_update(request: HtmxHttpRequest, slug: str, character_id: int) -> HttpResponse:
     """The − / + buttons of the health levels."""
     character, access, options = _sheet_for(request, slug, character_id, need=can_mark)
-    form = HealthForm(request.POST)
+    form = HealthForm(request.POST, reason_required=not perms.is_owner(access, character))
     error = ""
     if form.is_valid():
         try:
@@ -427,9 +440,11 @@ def health_update(request: HtmxHttpRequest, slug: str, character_id: int) -> Htt
             )
         except ValidationError as exc:
             error = _error(exc)
+    elif "change" in form.errors:
+        error = _("Indica si pierde o recupera niveles de salud.")
     else:
-        error = refusal_message(form, missing=_("Indica si pierde o recupera niveles de salud."))
-    return _play_response(request, access, character, options, error=error)
+        error = _form_errors(form)
+    return _play_response(request, access, character, options, error=error, health_form=form if error else None)
 
 
 @login_required
@@ -438,7 +453,7 @@ def state_create(request: HtmxHttpRequest, slug: str, character_id: int) -> Http
     """A state on the character: dice it adds or takes (A3), threshold (A7),
     which actions it touches."""
     character, access, options = _sheet_for(request, slug, character_id, need=can_mark)
-    form = StateForm(request.POST, auto_id=STATE_IDS)
+    form = StateForm(request.POST, auto_id=STATE_IDS, reason_required=not perms.is_owner(access, character))
     error = ""
     if form.is_valid():
         data = form.cleaned_data
@@ -464,7 +479,7 @@ def state_create(request: HtmxHttpRequest, slug: str, character_id: int) -> Http
 def state_delete(request: HtmxHttpRequest, slug: str, character_id: int, state_id: int) -> HttpResponse:
     """A state goes (one "por el morro", A27, only by the GM)."""
     character, access, options = _sheet_for(request, slug, character_id, need=can_mark)
-    form = StateRemoveForm(request.POST)
+    form = StateRemoveForm(request.POST, reason_required=not perms.is_owner(access, character))
     error = ""
     if form.is_valid():
         try:
@@ -478,8 +493,9 @@ def state_delete(request: HtmxHttpRequest, slug: str, character_id: int, state_i
         except ValidationError as exc:
             error = _error(exc)
     else:
-        error = refusal_message(form, missing=_("Indica el motivo."))
-    return _play_response(request, access, character, options, error=error)
+        error = _form_errors(form)
+    kept = {"remove_form": form, "remove_state_id": state_id} if error else {}
+    return _play_response(request, access, character, options, error=error, **kept)
 
 
 @login_required

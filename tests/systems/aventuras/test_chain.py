@@ -314,6 +314,9 @@ def test_a_reroll_already_paid_this_turn_and_no_6_left_settles_the_roll(aventura
     """A24 — after the turn's re-roll, a roll with no 6 left has nothing to decide."""
     world = aventuras_world
     for _ in range(TRIES):
+        # Each try pays a point: keep one to pay (the dice are random).
+        world.pc.aventuras.hero_points = 1
+        world.pc.aventuras.save(update_fields=["hero_points"])
         table_roll = a_roll(world)
         services.hero_reroll(table_roll=table_roll, user=world.player, positions=[0])
         table_roll.refresh_from_db()

@@ -279,8 +279,8 @@ def test_only_the_gm_sets_up_and_cancels(aventuras_world):
         )
     contest = competition(world, (world.pc, "cachas"), (world.npc, "espabilado"))
     with pytest.raises(PermissionDenied):
-        services.contest_cancel(contest=contest, access=access_of(world, "player"))
-    services.contest_cancel(contest=contest, access=gm_access(world))
+        services.contest_cancel(contest=contest, access=access_of(world, "player"), reason="Porque sí")
+    services.contest_cancel(contest=contest, access=gm_access(world), reason="Se escapa el caballo")
     contest.refresh_from_db()
     assert contest.cancelled_at is not None
     with pytest.raises(ValidationError, match="anulado"):
@@ -298,7 +298,55 @@ def test_a_resolved_contest_cannot_be_cancelled(aventuras_world, d6):
     contest.refresh_from_db()
     assert contest.result["decided_by"] == "nobody"
     with pytest.raises(ValidationError, match="resuelta"):
-        services.contest_cancel(contest=contest, access=gm_access(world))
+        services.contest_cancel(contest=contest, access=gm_access(world), reason="Me he equivocado")
+
+
+def test_cancelling_needs_a_reason_and_keeps_who_and_why(aventuras_world):
+    world = aventuras_world
+    contest = competition(world, (world.pc, "cachas"), (world.npc, "espabilado"))
+    for empty in ("", "   \n  "):
+        with pytest.raises(ValidationError, match="Explica por qué se anula."):
+            services.contest_cancel(contest=contest, access=gm_access(world), reason=empty)
+    with pytest.raises(ValidationError, match="como mucho 300 caracteres"):
+        services.contest_cancel(contest=contest, access=gm_access(world), reason="x" * 301)
+    contest.refresh_from_db()
+    assert (contest.cancelled_at, contest.cancelled_by, contest.cancel_reason) == (None, None, "")
+    services.contest_cancel(contest=contest, access=gm_access(world), reason="  El caballo   se ha ido\n volando ")
+    contest.refresh_from_db()
+    assert contest.cancelled_at is not None
+    assert (contest.cancelled_by, contest.cancel_reason) == (world.gm, "El caballo se ha ido volando")
+    with pytest.raises(ValidationError, match="Ya estaba anulada."):
+        services.contest_cancel(contest=contest, access=gm_access(world), reason="Otra vez")
+    contest.refresh_from_db()
+    assert contest.cancel_reason == "El caballo se ha ido volando"
+
+
+def test_cancelling_gives_no_hero_point_back(aventuras_world, d6):
+    # A22 — «gastar un punto de Héroe para añadir dos dados»: the roll happened
+    # (it is in the log), so calling the contest off leaves the point spent.
+    from campaigns.models import Post
+    from rolls.models import RollEntry
+    from tests.factories import make_post
+
+    world = aventuras_world
+    make_post(world.scene, world.player, voice=Post.Voice.CHARACTER, character=world.pc)
+    contest = competition(world, (world.pc, "cachas"), (world.npc, "espabilado"))
+    d6.extend([[4, 1, 1, 2, 3]])
+    mine = services.contest_roll(
+        contestant=side_of(contest, world.pc), access=access_of(world, "player"), hero_point=True
+    )
+    world.pc.aventuras.refresh_from_db()
+    assert world.pc.aventuras.hero_points == 4
+    entries = RollEntry.objects.count()
+    services.contest_cancel(contest=contest, access=gm_access(world), reason="Llueve")
+    world.pc.aventuras.refresh_from_db()
+    assert world.pc.aventuras.hero_points == 4
+    assert RollEntry.objects.count() == entries and TableRoll.objects.filter(pk=mine.pk).exists()
+    # Settling the roll afterwards resolves nothing: the contest stays called off.
+    if not rolls.is_final(mine):
+        rolls.settle(mine, by=world.player)
+    contest.refresh_from_db()
+    assert contest.resolved_at is None and contest.result == {}
 
 
 # --- two participants settling at once (PostgreSQL) ------------------------------------------

@@ -311,7 +311,7 @@ def test_spends_only_by_whoever_plays_the_hero_in_an_open_scene(aventuras_world)
     assert sheet(w.pc).hero_points == 5 and not HeroMove.objects.exists()
     # The GM plays everyone.
     open_scene = make_scene(w.campaign, title="El bosque")
-    services.activate_feat(character=w.pc, actor=w.gm, scene=open_scene, feat_id=howl.pk)
+    services.activate_feat(character=w.pc, actor=w.gm, scene=open_scene, feat_id=howl.pk, why="Asusta al troll")
     assert HeroMove.objects.get().by == w.gm
 
 

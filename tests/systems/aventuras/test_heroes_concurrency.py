@@ -59,7 +59,7 @@ def test_two_spends_of_the_last_point_at_once_one_is_refused(aventuras_world):
     results, errors = _in_threads(
         [
             lambda: services.activate_feat(character=w.pc, actor=w.player, scene=w.scene, feat_id=howl.pk),
-            lambda: services.recover(character=w.pc, actor=w.gm, scene=w.scene, levels=2),
+            lambda: services.recover(character=w.pc, actor=w.gm, scene=w.scene, levels=2, why="Poción"),
         ]
     )
     assert len(results) == 1, errors
@@ -84,7 +84,7 @@ def test_two_same_use_spends_in_one_turn_at_once_one_is_refused(aventuras_world)
         results, errors = _in_threads(
             [
                 lambda: services.ignore_state(character=w.pc, actor=w.player, scene=w.scene, state_id=hungry.pk),
-                lambda: services.ignore_state(character=w.pc, actor=w.gm, scene=w.scene, state_id=tired.pk),
+                lambda: services.ignore_state(character=w.pc, actor=w.gm, scene=w.scene, state_id=tired.pk, why="Café"),
             ]
         )
         assert len(results) == 1, errors

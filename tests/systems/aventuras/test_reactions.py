@@ -259,7 +259,7 @@ def test_a_private_reaction_shows_no_numbers_to_who_may_not_read_it(aventuras_wo
         (row,) = reactions.card_reactions([loaded(action)], access=access_of(world, who))[action.pk]["rows"]
         assert not row["private"] and row["card"] is not None
         html = _render_part({"rows": [row]}, action)
-        assert "tirada privada" not in html and "Quedan 1 éxitos normales" in html
+        assert "tirada privada" not in html and "Queda 1 éxito normal" in html
 
 
 def test_the_reaction_to_a_private_action_is_sealed_like_the_action(aventuras_world, d6):
@@ -332,3 +332,27 @@ def test_the_card_counts_one_success_in_the_singular():
     res = {**reactions.result(Tally(normals=3), Tally(normals=2), 0), "hidden": False, "private": False}
     html = _render_part({"rows": [{**row, "result": res}]}, SimpleNamespace(pk=1))
     assert "superar los 2 éxitos de la reacción" in html
+
+
+def test_the_card_says_what_is_left_in_the_singular_and_the_plural():
+    # A17 — what gets through: «Queda 1 éxito normal y 1 chachi», never «1 éxitos».
+    from types import SimpleNamespace
+
+    def left(action, reaction):
+        res = {**reactions.result(action, reaction, 0), "hidden": False, "private": False}
+        row = {
+            "reaction": SimpleNamespace(pk=1),
+            "target": SimpleNamespace(name="Tarta Dulce"),
+            "state": "rolled",
+            "private": False,
+            "result": res,
+        }
+        html = _render_part({"rows": [row]}, SimpleNamespace(pk=1))
+        return " ".join(html.split())
+
+    one = left(Tally(normals=2, chachis=1), Tally(normals=1))
+    assert "Queda 1 éxito normal y 1 chachi." in one and "1 éxitos" not in one and "1 chachis" not in one
+    many = left(Tally(normals=3, chachis=2), Tally())
+    assert "Quedan 3 éxitos normales y 2 chachis." in many
+    none_left = left(Tally(chachis=1), Tally())
+    assert "Quedan 0 éxitos normales y 1 chachi." in none_left

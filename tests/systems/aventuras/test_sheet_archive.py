@@ -37,9 +37,15 @@ def test_export_then_import_round_trip(aventuras_world):
     """A2/A21/A23/A25/A29 — attributes, highlighted ones, feats, tools, flaw,
     health lost, experience, hero points and states all come back."""
     w = aventuras_world
-    services.health_change(character=w.pc, actor=w.gm, change=-2)
+    services.health_change(character=w.pc, actor=w.gm, change=-2, reason="Caída")
     services.state_add(
-        character=w.pc, actor=w.gm, name="Pegajosa", modifier=-1, threshold="harder", applies_to="social"
+        character=w.pc,
+        actor=w.gm,
+        name="Pegajosa",
+        modifier=-1,
+        threshold="harder",
+        applies_to="social",
+        reason="Sirope",
     )
     AventurasSheet.objects.filter(pk=w.pc.pk).update(hero_points=7)
     data = _export(w.client("player"), w, w.pc)
@@ -158,7 +164,7 @@ def test_the_campaign_archive_carries_the_aventuras_sheets(aventuras_world):
     """The campaign archive's ``sheets`` part (systems/aventuras/archive.py):
     the GM's holds every sheet; importing it rebuilds them, approved ones approved."""
     w = aventuras_world
-    services.health_change(character=w.pc, actor=w.gm, change=-1)
+    services.health_change(character=w.pc, actor=w.gm, change=-1, reason="Caída")
     archive = json.loads(json.dumps(campaign_export(access=campaign_access(w.gm, w.campaign))))
     assert sorted(item["sheet"]["name"] for item in archive["sheets"]) == [
         "Palomita",

@@ -76,13 +76,13 @@ def test_health_levels_are_marked_and_healed_within_the_sheet(aventuras_pc, aven
         {"health_lost": 1},
         "Caída",
     )
-    services.health_change(character=aventuras_pc, actor=aventuras_gm, change=1)
+    services.health_change(character=aventuras_pc, actor=aventuras_gm, change=1, reason="Descansa")
     with pytest.raises(ValidationError, match="Ya tiene todos sus niveles de salud."):
-        services.health_change(character=aventuras_pc, actor=aventuras_gm, change=1)
+        services.health_change(character=aventuras_pc, actor=aventuras_gm, change=1, reason="Descansa")
     for _ in range(5):
-        services.health_change(character=aventuras_pc, actor=aventuras_gm, change=-1)
+        services.health_change(character=aventuras_pc, actor=aventuras_gm, change=-1, reason="Golpe")
     with pytest.raises(ValidationError, match="No le quedan niveles de salud que perder."):
-        services.health_change(character=aventuras_pc, actor=aventuras_gm, change=-1)
+        services.health_change(character=aventuras_pc, actor=aventuras_gm, change=-1, reason="Golpe")
     assert AventurasSheet.objects.get(pk=aventuras_pc.pk).health_left == 0
     assert SheetEvent.objects.filter(character=aventuras_pc).count() == 7
 
@@ -120,7 +120,9 @@ def test_a_state_records_its_dice_threshold_and_actions(aventuras_pc, aventuras_
 )
 def test_a_bad_state_is_refused_and_nothing_changes(aventuras_pc, aventuras_gm, fields, message):
     with pytest.raises(ValidationError) as info:
-        services.state_add(character=aventuras_pc, actor=aventuras_gm, **{"name": "Cansado", **fields})
+        services.state_add(
+            character=aventuras_pc, actor=aventuras_gm, reason="Sin dormir", **{"name": "Cansado", **fields}
+        )
     assert message in " ".join(info.value.messages)
     assert not AventurasState.objects.exists() and not SheetEvent.objects.exists()
 
@@ -162,7 +164,7 @@ def test_two_simultaneous_health_marks_both_land(aventuras_pc, aventuras_gm):
     def mark():
         try:
             barrier.wait()
-            services.health_change(character=aventuras_pc, actor=aventuras_gm, change=-1)
+            services.health_change(character=aventuras_pc, actor=aventuras_gm, change=-1, reason="Mordisco")
         except Exception as exc:  # pragma: no cover - reported below
             errors.append(exc)
         finally:
@@ -175,3 +177,33 @@ def test_two_simultaneous_health_marks_both_land(aventuras_pc, aventuras_gm):
         thread.join()
     assert errors == []
     assert AventurasSheet.objects.get(pk=aventuras_pc.pk).health_lost == 2
+
+
+def test_someone_else_changing_the_sheet_in_play_says_why(aventuras_pc, aventuras_gm, aventuras_player):
+    """Who, when, why: the GM changing a player's sheet (health, states, the
+    sheet itself) must give a reason; the owner need not. Refused, nothing changes."""
+    missing = "Indica el motivo: cambias la ficha de otra persona y queda en su historial."
+    state = AventurasState.objects.create(sheet=aventuras_pc.aventuras, name="Hambriento")
+    attempts = [
+        lambda reason: services.health_change(character=aventuras_pc, actor=aventuras_gm, change=-1, reason=reason),
+        lambda reason: services.state_add(character=aventuras_pc, actor=aventuras_gm, name="Cansado", reason=reason),
+        lambda reason: services.state_remove(
+            character=aventuras_pc, actor=aventuras_gm, state_id=state.pk, reason=reason, may_remove_for_free=True
+        ),
+        lambda reason: services.sheet_update(
+            character=aventuras_pc, actor=aventuras_gm, data=_data(name="Palomita", health=3), reason=reason
+        ),
+    ]
+    for attempt in attempts:
+        for reason in ("", "   "):
+            with pytest.raises(ValidationError) as refused:
+                attempt(reason)
+            assert refused.value.messages == [missing]
+    sheet = AventurasSheet.objects.get(pk=aventuras_pc.pk)
+    assert (sheet.health_lost, sheet.health) == (0, 5)
+    assert list(AventurasState.objects.values_list("name", flat=True)) == ["Hambriento"]
+    assert not SheetEvent.objects.exists()
+    # The owner marks their own sheet without a reason.
+    services.health_change(character=aventuras_pc, actor=aventuras_player, change=-1)
+    services.state_remove(character=aventuras_pc, actor=aventuras_player, state_id=state.pk, may_remove_for_free=False)
+    assert SheetEvent.objects.filter(character=aventuras_pc, actor=aventuras_player).count() == 2

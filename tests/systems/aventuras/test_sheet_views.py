@@ -119,7 +119,7 @@ def test_returning_a_sheet_needs_a_comment_in_spanish(aventuras_world):
         ({"highlighted": ["fuerza"]}, "«fuerza» no es un atributo."),
         # A29 — a tool gives +1 to +3.
         ({"tools-0-bonus": "4"}, "Escribe un número de 3 o menos."),
-        ({"tools-0-attribute": "suerte"}, "Escoja una opción válida"),
+        ({"tools-0-attribute": "suerte"}, "Esa opción no está en la lista."),
         ({"health": "0"}, "Escribe un número de 1 o más."),
         ({"name": " "}, "Este campo es obligatorio."),
     ],
@@ -275,9 +275,15 @@ def test_the_gm_marks_a_health_level_and_gets_the_fragment_back(aventuras_world)
 def test_without_htmx_health_redirects_and_refusals_come_back_in_spanish(aventuras_world):
     w = aventuras_world
     player = w.client("player")
-    response = health(player, w, w.pc, "1", htmx=False)
+    response = health(player, w, w.pc, "-1", htmx=False)
     assert response.status_code == 302 and response["Location"] == w.pc.get_absolute_url()
-    assert "Ya tiene todos sus niveles de salud." in player.get(response["Location"]).content.decode()
+    assert health(player, w, w.pc, "1", htmx=False).status_code == 302
+    SheetEvent.objects.filter(character=w.pc).delete()
+    # Refused: the whole page again with the refusal in Spanish (and what was typed).
+    response = health(player, w, w.pc, "1", htmx=False, reason="Una siesta")
+    page = response.content.decode()
+    assert response.status_code == 200 and "<html" in page
+    assert "Ya tiene todos sus niveles de salud." in page and 'value="Una siesta"' in page
     page = health(player, w, w.pc, "5").content.decode()
     assert "Indica si pierde o recupera niveles de salud." in page and 'role="alert"' in page
     assert not SheetEvent.objects.filter(character=w.pc).exists()
@@ -327,8 +333,8 @@ def test_a_state_with_its_dice_threshold_and_actions(aventuras_world):
     ("overrides", "message"),
     [
         ({"modifier": "6"}, "Escribe un número de 5 o menos."),
-        ({"threshold": "imposible"}, "Escoja una opción válida"),
-        ({"applies_to": "mágica"}, "Escoja una opción válida"),
+        ({"threshold": "imposible"}, "Esa opción no está en la lista."),
+        ({"applies_to": "mágica"}, "Esa opción no está en la lista."),
         ({"name": "  "}, "Este campo es obligatorio."),
     ],
 )
@@ -339,6 +345,8 @@ def test_a_bad_state_is_refused_keeping_what_was_typed(aventuras_world, override
         response = w.client("player").post(url("aventuras:sheet-state-add", w, w.pc), data, **extra)
         page = response.content.decode()
         assert response.status_code == 200 and message in page
+        # Django's own «Escoja una opción válida» (usted) never shows: the site says it in tú.
+        assert "Escoja" not in page
         if "name" not in overrides:
             assert 'value="Cansadísimo"' in page
     assert not AventurasState.objects.exists()
@@ -363,7 +371,7 @@ def test_a_state_por_el_morro_shows_its_badge_and_scene_and_only_the_gm_removes_
 def test_the_state_form_never_makes_one_por_el_morro(aventuras_world):
     """A27 — that one gives a hero point: the hero points package makes it."""
     w = aventuras_world
-    w.client("gm").post(url("aventuras:sheet-state-add", w, w.pc), state_post(for_free="on"))
+    w.client("gm").post(url("aventuras:sheet-state-add", w, w.pc), state_post(for_free="on", reason="Sin comer"))
     assert AventurasState.objects.get().for_free is False
     assert AventurasSheet.objects.get(pk=w.pc.pk).hero_points == 5
 
@@ -371,7 +379,8 @@ def test_the_state_form_never_makes_one_por_el_morro(aventuras_world):
 def test_a_state_of_another_sheet_is_not_removed(aventuras_world):
     w = aventuras_world
     other = AventurasState.objects.create(sheet=w.other_pc.aventuras, name="Pegajosa")
-    page = w.client("gm").post(url("aventuras:sheet-state-remove", w, w.pc, other.pk), {}, **HTMX).content.decode()
+    page = w.client("gm").post(url("aventuras:sheet-state-remove", w, w.pc, other.pk), {"reason": "Ya comió"}, **HTMX)
+    page = page.content.decode()
     assert "Ese estado no está en esta ficha." in page
     assert AventurasState.objects.filter(pk=other.pk).exists()
 
@@ -468,7 +477,7 @@ def test_query_counts_are_pinned(aventuras_world, django_assert_max_num_queries)
     w = aventuras_world
     gm = w.client("gm")
     for n in range(3):
-        gm.post(url("aventuras:sheet-state-add", w, w.pc), state_post(name=f"Estado {n}"))
+        gm.post(url("aventuras:sheet-state-add", w, w.pc), state_post(name=f"Estado {n}", reason="Pelea"))
     AventurasState.objects.create(sheet=w.pc.aventuras, name="Cansado", for_free=True, scene=w.scene)
     player = w.client("player")
     with django_assert_max_num_queries(10):
@@ -486,7 +495,9 @@ def test_query_counts_are_pinned(aventuras_world, django_assert_max_num_queries)
     with django_assert_max_num_queries(9):
         assert player.get(url("sheets:sheet-print", w, w.pc)).status_code == 200
     with django_assert_max_num_queries(17):
-        assert gm.post(url("aventuras:sheet-health", w, w.pc), {"change": "-1"}, **HTMX).status_code == 200
+        response = gm.post(url("aventuras:sheet-health", w, w.pc), {"change": "-1", "reason": "Mordisco"}, **HTMX)
+        assert response.status_code == 200
+    assert AventurasSheet.objects.get(pk=w.pc.pk).health_lost == 1
 
 
 def test_only_the_owner_submits_a_draft(aventuras_world):

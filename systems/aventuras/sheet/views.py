@@ -39,6 +39,7 @@ from hitos_site.htmx import HtmxHttpRequest, page_or_fragment
 from rules.aventuras import STARTING_HERO_POINTS
 from sheets import permissions as perms
 from sheets import services as core
+from sheets.form_pages import SheetFormPages, all_valid
 from sheets.models import CampaignSheetOptions, Character
 from sheets.views import cached_sheet_page, sheet_campaign
 from systems.aventuras.heroes.panel import sheet_panel
@@ -236,83 +237,35 @@ def sheet_list(request: HtmxHttpRequest, campaign: Campaign) -> HttpResponse:
 # --- creation and editing ----------------------------------------------------------
 
 
-def _sheet_forms(request, access, *, character=None, npc=False):
-    data = request.POST if request.method == "POST" else None
-    initial = SheetForm.initial_for(character) if character else dict(SHEET_INITIAL)
-    # A change by someone other than the owner says why (the history shows it).
-    asks_reason = character is not None and character.owner_id != request.user.pk
-    form = SheetForm(data, initial=initial, npc=npc, is_gm=access.is_gm, asks_reason=asks_reason)
-    feats = FeatFormSet(data, prefix="feats", initial=feats_initial(character) if character else None)
-    tools = ToolFormSet(data, prefix="tools", initial=tools_initial(character) if character else None)
-    return form, feats, tools
-
-
-def _valid(form, feats, tools) -> bool:
-    # Every form is checked, so each shows its own errors.
-    return all([form.is_valid(), feats.is_valid(), tools.is_valid()])
-
-
-def _render_form(request, context) -> HttpResponse:
-    return render(request, "aventuras/sheet/sheet_form.html", context)
+FORM_PAGES = SheetFormPages(
+    template="aventuras/sheet/sheet_form.html",
+    sheet_form=SheetForm,
+    initial=SHEET_INITIAL,
+    formsets=(("feats", FeatFormSet, feats_initial), ("tools", ToolFormSet, tools_initial)),
+    sheet_create=services.sheet_create,
+    sheet_update=services.sheet_update,
+)
 
 
 @login_required
 @require_http_methods(["GET", "HEAD", "POST"])
 def sheet_create(request: HtmxHttpRequest, campaign: Campaign) -> HttpResponse:
     access, _options = _access_for(request, campaign, need=perms.can_create_sheet)
-    form, feats, tools = _sheet_forms(request, access)
-    context = {"campaign": campaign, "form": form, "feats": feats, "tools": tools, "creating": True}
-    if request.method == "POST" and _valid(form, feats, tools):
-        character = services.sheet_create(
-            campaign=campaign, owner=request.user, actor=request.user, data=form.sheet_data(feats.rows(), tools.rows())
-        )
-        messages.success(request, _("Ficha creada como borrador. Envíala a la dirección cuando esté lista."))
-        return redirect(character)
-    return _render_form(request, context)
+    return FORM_PAGES.create(request, campaign, access)
 
 
 @login_required
 @require_http_methods(["GET", "HEAD", "POST"])
 def npc_create(request: HtmxHttpRequest, campaign: Campaign) -> HttpResponse:
     access, _options = _access_for(request, campaign, need=perms.can_manage_sheets)
-    form, feats, tools = _sheet_forms(request, access, npc=True)
-    context = {"campaign": campaign, "form": form, "feats": feats, "tools": tools, "creating": True, "npc": True}
-    if request.method == "POST" and _valid(form, feats, tools):
-        character = services.sheet_create(
-            campaign=campaign,
-            owner=request.user,
-            actor=request.user,
-            kind=Character.Kind.NPC,
-            data=form.sheet_data(feats.rows(), tools.rows()),
-        )
-        messages.success(request, _("PNJ creado."))
-        return redirect(character)
-    return _render_form(request, context)
+    return FORM_PAGES.create(request, campaign, access, npc=True)
 
 
 @login_required
 @require_http_methods(["GET", "HEAD", "POST"])
 def sheet_edit(request: HtmxHttpRequest, campaign: Campaign, character_id: int) -> HttpResponse:
     character, access, _options = _sheet_for(request, campaign, character_id, need=perms.can_edit_sheet)
-    form, feats, tools = _sheet_forms(request, access, character=character, npc=character.is_npc)
-    context = {
-        "campaign": character.campaign,
-        "character": character,
-        "form": form,
-        "feats": feats,
-        "tools": tools,
-        "npc": character.is_npc,
-    }
-    if request.method == "POST" and _valid(form, feats, tools):
-        services.sheet_update(
-            character=character,
-            actor=request.user,
-            data=form.sheet_data(feats.rows(), tools.rows()),
-            reason=form.cleaned_data.get("reason", ""),
-        )
-        messages.success(request, _("PNJ guardado.") if character.is_npc else _("Ficha guardada."))
-        return redirect(character)
-    return _render_form(request, context)
+    return FORM_PAGES.edit(request, character, access)
 
 
 # --- the sheet -------------------------------------------------------------------
@@ -592,7 +545,7 @@ def sheet_import(request: HtmxHttpRequest, campaign: Campaign) -> HttpResponse:
             form.add_error("file", _("Solo la dirección puede importar PNJ."))
             return render(request, "aventuras/sheet/sheet_import.html", context)
         sheet_form, feats, tools = import_forms(data, npc=npc, is_gm=access.is_gm)
-        if not _valid(sheet_form, feats, tools):
+        if not all_valid(sheet_form, feats, tools):
             form.add_error("file", import_problems(sheet_form, feats, tools))
             return render(request, "aventuras/sheet/sheet_import.html", context)
         try:

@@ -36,6 +36,7 @@ from hitos_site.htmx import HtmxHttpRequest, page_or_fragment
 from rules.vaesen import CONDITION_NAMES, ConditionKind, NpcPenalty, npc_dice_penalty
 from sheets import permissions as perms
 from sheets import services as core
+from sheets.form_pages import SheetFormPages, all_valid
 from sheets.models import CampaignSheetOptions, Character
 from sheets.views import cached_sheet_page, sheet_campaign
 from systems.vaesen.models import VaesenInjury, VaesenSheet
@@ -235,86 +236,35 @@ def sheet_list(request: HtmxHttpRequest, campaign: Campaign) -> HttpResponse:
 # --- creation and editing ----------------------------------------------------------
 
 
-def _sheet_forms(request, access, *, character=None, npc=False):
-    data = request.POST if request.method == "POST" else None
-    initial = SheetForm.initial_for(character) if character else dict(SHEET_INITIAL)
-    # A change by someone other than the owner says why (the history shows it).
-    asks_reason = character is not None and character.owner_id != request.user.pk
-    form = SheetForm(data, initial=initial, npc=npc, is_gm=access.is_gm, asks_reason=asks_reason)
-    items = ItemFormSet(data, prefix="items", initial=items_initial(character) if character else None)
-    weapons = WeaponFormSet(data, prefix="weapons", initial=weapons_initial(character) if character else None)
-    return form, items, weapons
-
-
-def _valid(form, items, weapons) -> bool:
-    # Every form is checked, so each shows its own errors.
-    return all([form.is_valid(), items.is_valid(), weapons.is_valid()])
-
-
-def _render_form(request, context) -> HttpResponse:
-    return render(request, "vaesen/sheet/sheet_form.html", context)
+FORM_PAGES = SheetFormPages(
+    template="vaesen/sheet/sheet_form.html",
+    sheet_form=SheetForm,
+    initial=SHEET_INITIAL,
+    formsets=(("items", ItemFormSet, items_initial), ("weapons", WeaponFormSet, weapons_initial)),
+    sheet_create=services.sheet_create,
+    sheet_update=services.sheet_update,
+)
 
 
 @login_required
 @require_http_methods(["GET", "HEAD", "POST"])
 def sheet_create(request: HtmxHttpRequest, campaign: Campaign) -> HttpResponse:
     access, _options = _access_for(request, campaign, need=perms.can_create_sheet)
-    form, items, weapons = _sheet_forms(request, access)
-    context = {"campaign": campaign, "form": form, "items": items, "weapons": weapons, "creating": True}
-    if request.method == "POST" and _valid(form, items, weapons):
-        character = services.sheet_create(
-            campaign=campaign,
-            owner=request.user,
-            actor=request.user,
-            data=form.sheet_data(items.rows(), weapons.rows()),
-        )
-        messages.success(request, _("Ficha creada como borrador. Envíala a la dirección cuando esté lista."))
-        return redirect(character)
-    return _render_form(request, context)
+    return FORM_PAGES.create(request, campaign, access)
 
 
 @login_required
 @require_http_methods(["GET", "HEAD", "POST"])
 def npc_create(request: HtmxHttpRequest, campaign: Campaign) -> HttpResponse:
     access, _options = _access_for(request, campaign, need=perms.can_manage_sheets)
-    form, items, weapons = _sheet_forms(request, access, npc=True)
-    context = {"campaign": campaign, "form": form, "items": items, "weapons": weapons, "creating": True, "npc": True}
-    if request.method == "POST" and _valid(form, items, weapons):
-        character = services.sheet_create(
-            campaign=campaign,
-            owner=request.user,
-            actor=request.user,
-            kind=Character.Kind.NPC,
-            data=form.sheet_data(items.rows(), weapons.rows()),
-        )
-        messages.success(request, _("PNJ creado."))
-        return redirect(character)
-    return _render_form(request, context)
+    return FORM_PAGES.create(request, campaign, access, npc=True)
 
 
 @login_required
 @require_http_methods(["GET", "HEAD", "POST"])
 def sheet_edit(request: HtmxHttpRequest, campaign: Campaign, character_id: int) -> HttpResponse:
     character, access, _options = _sheet_for(request, campaign, character_id, need=perms.can_edit_sheet)
-    form, items, weapons = _sheet_forms(request, access, character=character, npc=character.is_npc)
-    context = {
-        "campaign": character.campaign,
-        "character": character,
-        "form": form,
-        "items": items,
-        "weapons": weapons,
-        "npc": character.is_npc,
-    }
-    if request.method == "POST" and _valid(form, items, weapons):
-        services.sheet_update(
-            character=character,
-            actor=request.user,
-            data=form.sheet_data(items.rows(), weapons.rows()),
-            reason=form.cleaned_data.get("reason", ""),
-        )
-        messages.success(request, _("PNJ guardado.") if character.is_npc else _("Ficha guardada."))
-        return redirect(character)
-    return _render_form(request, context)
+    return FORM_PAGES.edit(request, character, access)
 
 
 # --- the sheet -------------------------------------------------------------------
@@ -623,7 +573,7 @@ def sheet_import(request: HtmxHttpRequest, campaign: Campaign) -> HttpResponse:
             form.add_error("file", _("Solo la dirección puede importar PNJ."))
             return render(request, "vaesen/sheet/sheet_import.html", context)
         sheet_form, items, weapons = import_forms(data, npc=npc, is_gm=access.is_gm)
-        if not _valid(sheet_form, items, weapons):
+        if not all_valid(sheet_form, items, weapons):
             form.add_error("file", import_problems(sheet_form, items, weapons))
             return render(request, "vaesen/sheet/sheet_import.html", context)
         try:

@@ -109,8 +109,6 @@ class Campaign(models.Model):
     # GM's id (``campaigns.feeds.gm_feed_token``), so handing the campaign over
     # or renewing this key ends the old address.
     gm_feed_key = models.CharField(max_length=40, default=_token, editable=False)
-    # Issue 17: whether every member sees the campaign's posting rhythm (the GM always does).
-    pace_public = models.BooleanField(_("todos ven el ritmo de la partida"), default=False)
 
     objects = CampaignQuerySet.as_manager()
 
@@ -170,33 +168,6 @@ class Membership(models.Model):
     rejoin.alters_data = True
     # What ``rejoin`` changes, for ``save(update_fields=…)``.
     REJOIN_FIELDS = ("role", "status", "ended_at", "joined_at", "feed_token")
-
-
-class Absence(models.Model):
-    """A member's announced absence (issue 17): the dates, an optional note
-    («de viaje hasta el 12»), and whether the notifications they would get
-    meanwhile are kept for one digest when they are back."""
-
-    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="absences")
-    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="absences")
-    starts_on = models.DateField(_("desde"))
-    ends_on = models.DateField(_("hasta"))
-    note = models.CharField(_("nota"), max_length=200, blank=True)
-    hold_notifications = models.BooleanField(_("guardar mis avisos para un resumen a la vuelta"), default=True)
-    created_at = models.DateTimeField(auto_now_add=True)
-    # Back before the end date («ya he vuelto»), or when the return was noticed.
-    returned_at = models.DateTimeField(null=True, blank=True)
-    # The digest of what was held, sent once.
-    digest_sent_at = models.DateTimeField(null=True, blank=True)
-
-    class Meta:
-        ordering = ["starts_on", "id"]
-        constraints = [
-            models.CheckConstraint(condition=Q(ends_on__gte=F("starts_on")), name="absence_ends_after_it_starts")
-        ]
-
-    def __str__(self) -> str:
-        return f"{self.user_id} {self.starts_on}–{self.ends_on}"
 
 
 class Application(models.Model):

@@ -95,6 +95,30 @@ def cached_sheet_page(
     return response
 
 
+def sheet_list_context(request: HtmxHttpRequest, campaign: Campaign, access: Access, options, loaded) -> dict:
+    """The sheet list's context every system shares: the characters this
+    reader may see (``loaded``: the queryset with what the system's rows
+    read), split into player characters and NPCs, and what the reader may do."""
+    sees_public = perms.sees_public_sheets(access, options)
+    characters = list(
+        loaded(
+            Character.objects.filter(campaign=campaign).listed_for(
+                request.user, is_gm=access.is_gm, sees_public=sees_public
+            )
+        )
+    )
+    for character in characters:
+        character.campaign = campaign
+    return {
+        "campaign": campaign,
+        "access": access,
+        "pcs": [c for c in characters if not c.is_npc],
+        "npcs": [c for c in characters if c.is_npc],
+        "can_create": request.user.is_authenticated and perms.can_create_sheet(access),
+        "can_manage": perms.can_manage_sheets(access),
+    }
+
+
 def _sheets_access(request: HtmxHttpRequest, slug: str):
     """A campaign with sheets the user may read (404 otherwise), and the access."""
     campaign = sheet_campaign(slug)

@@ -38,7 +38,7 @@ from rules.hitos_health import HealthState, MentalState
 from sheets import permissions as perms
 from sheets import services as core
 from sheets.models import CampaignSheetOptions, Character, SheetEvent
-from sheets.views import cached_sheet_page, sheet_campaign
+from sheets.views import cached_sheet_page, sheet_campaign, sheet_list_context
 from systems.hitos.campaign import rules_options_or_defaults
 from systems.hitos.models import CHARACTERISTIC_FIELDS, Aspect, SceneAspect
 from systems.hitos.sheet import services
@@ -213,28 +213,22 @@ def _stored_preview(character: Character) -> dict:
 @require_safe
 def sheet_list(request: HtmxHttpRequest, campaign: Campaign) -> HttpResponse:
     access, options = _access_for(request, campaign)
-    sees_public = perms.sees_public_sheets(access, options)
-    characters = list(
-        Character.objects.filter(campaign=campaign)
-        .listed_for(request.user, is_gm=access.is_gm, sees_public=sees_public)
-        .select_related("owner", "hitos")
-        .prefetch_related("skills", Prefetch("aspects", queryset=Aspect.objects.active()))
+    context = sheet_list_context(
+        request,
+        campaign,
+        access,
+        options,
+        lambda characters: characters.select_related("owner", "hitos").prefetch_related(
+            "skills", Prefetch("aspects", queryset=Aspect.objects.active())
+        ),
     )
-    for character in characters:
-        character.campaign = campaign
-    context = {
-        "campaign": campaign,
-        "access": access,
-        "pcs": [c for c in characters if not c.is_npc],
-        "npcs": [c for c in characters if c.is_npc],
-        "can_create": request.user.is_authenticated and perms.can_create_sheet(access),
-        "can_manage": perms.can_manage_sheets(access),
-        "session_form": NewSessionForm(),
-        "scene_form": NewSceneForm(),
-        "recent": list(SheetEvent.objects.filter(campaign=campaign, character__isnull=True).select_related("actor")[:5])
+    context.update(
+        session_form=NewSessionForm(),
+        scene_form=NewSceneForm(),
+        recent=list(SheetEvent.objects.filter(campaign=campaign, character__isnull=True).select_related("actor")[:5])
         if access.is_gm
         else [],
-    }
+    )
     return page_or_fragment(request, "hitos/sheet/sheet_list.html", "sheet-table", context)
 
 

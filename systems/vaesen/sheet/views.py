@@ -38,7 +38,7 @@ from sheets import permissions as perms
 from sheets import services as core
 from sheets.form_pages import SheetFormPages, all_valid
 from sheets.models import CampaignSheetOptions, Character
-from sheets.views import cached_sheet_page, sheet_campaign
+from sheets.views import cached_sheet_page, sheet_campaign, sheet_list_context
 from systems.vaesen.models import VaesenInjury, VaesenSheet
 from systems.vaesen.options.tables import npc_penalty
 from systems.vaesen.rolls.services import roll_sheet_injury
@@ -214,22 +214,9 @@ def _detail_context(access: Access, character: Character, options: CampaignSheet
 @require_safe
 def sheet_list(request: HtmxHttpRequest, campaign: Campaign) -> HttpResponse:
     access, options = _access_for(request, campaign)
-    sees_public = perms.sees_public_sheets(access, options)
-    characters = list(
-        Character.objects.filter(campaign=campaign)
-        .listed_for(request.user, is_gm=access.is_gm, sees_public=sees_public)
-        .select_related(*SHEET_RELATED)
+    context = sheet_list_context(
+        request, campaign, access, options, lambda characters: characters.select_related(*SHEET_RELATED)
     )
-    for character in characters:
-        character.campaign = campaign
-    context = {
-        "campaign": campaign,
-        "access": access,
-        "pcs": [c for c in characters if not c.is_npc],
-        "npcs": [c for c in characters if c.is_npc],
-        "can_create": request.user.is_authenticated and perms.can_create_sheet(access),
-        "can_manage": perms.can_manage_sheets(access),
-    }
     return page_or_fragment(request, "vaesen/sheet/sheet_list.html", "sheet-table", context)
 
 

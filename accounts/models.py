@@ -4,6 +4,29 @@ from django.db import models
 from django.utils.translation import gettext_lazy as _
 
 
+def time_zone_choices() -> list[tuple[str, str]]:
+    """Every IANA time zone this machine knows, by name (Europe/Madrid,
+    America/Bogota…)."""
+    from zoneinfo import available_timezones
+
+    return [(name, name.replace("_", " ")) for name in sorted(available_timezones())]
+
+
+class TakeoverConsent(models.TextChoices):
+    """What a player allows the direction to do with their character while
+    they are away ("PNJotizar"): the profile's choice, and each campaign's."""
+
+    NOBODY = "nobody", _("Nadie lleva a mi personaje")
+    GM = "gm", _("El director puede llevar a mi personaje si falto")
+    GM_AND_NAMED = "named", _("El director, o el jugador que él nombre, puede llevar a mi personaje si falto")
+    ACT = (
+        "act",
+        _(
+            "El director, o quien él nombre, puede llevar a mi personaje y, si vence un plazo, resolver por mí lo que falte"
+        ),
+    )
+
+
 class User(AbstractUser):
     """A person with an account. ``display_name`` is what other players see."""
 
@@ -33,6 +56,24 @@ class User(AbstractUser):
         choices=EmailChoice.choices,
         default=EmailChoice.DIGEST,
         help_text=_("Mensajes nuevos en escenas que ves, mensajes para ti y respuestas a tus solicitudes."),
+    )
+
+    # Empty: the time zone of each campaign (deadlines are shown in it).
+    time_zone = models.CharField(
+        _("zona horaria"),
+        max_length=64,
+        choices=time_zone_choices,
+        blank=True,
+        help_text=_("Los plazos de las partidas se te muestran también en esta hora. Vacío: la de cada partida."),
+    )
+    # What the player allows, in every campaign that does not say otherwise
+    # (``campaigns.Membership.takeover_consent``), while they are away.
+    takeover_consent = models.CharField(
+        _("si falto a una partida"),
+        max_length=8,
+        choices=TakeoverConsent.choices,
+        default=TakeoverConsent.NOBODY,
+        help_text=_("Quién puede llevar a tu personaje mientras estás ausente. Cada partida puede decir otra cosa."),
     )
 
     class Meta:

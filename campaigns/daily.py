@@ -24,7 +24,10 @@ from django.utils import timezone
 @dataclass(frozen=True)
 class DailyJob:
     task: Task
-    at: time  # local time of day in the site's time zone
+    at: time | None  # local time of day in the site's time zone
+    # Or, for a job that runs all day long (the deadlines' reminders): how
+    # long after one run the next one runs.
+    every: timedelta | None = None
 
 
 JOBS: dict[str, DailyJob] = {}
@@ -33,6 +36,11 @@ JOBS: dict[str, DailyJob] = {}
 def register(task: Task, *, at: time) -> None:
     """Run ``task`` every day at ``at`` once its chain has started."""
     JOBS[task.module_path] = DailyJob(task=task, at=at)
+
+
+def register_every(task: Task, *, every: timedelta) -> None:
+    """Run ``task`` again ``every`` after each run once its chain has started."""
+    JOBS[task.module_path] = DailyJob(task=task, at=None, every=every)
 
 
 def next_run(at: time, now: datetime | None = None) -> datetime:
@@ -68,7 +76,7 @@ def schedule_next(task: Task, now: datetime | None = None) -> datetime | None:
     job = JOBS[task.module_path]
     if not keeps_tasks(task) or _waiting(task):
         return None
-    when = next_run(job.at, now)
+    when = (now or timezone.now()) + job.every if job.every is not None else next_run(job.at, now)
     task.using(run_after=when).enqueue()
     return when
 

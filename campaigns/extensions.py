@@ -198,3 +198,95 @@ def feed_extras(posts: Sequence, access: Access) -> dict[int, str]:
             found.setdefault(post_id, []).append(html)
     # format_html_join escapes any part that is not already safe HTML.
     return {post_id: format_html_join("", "{}", ((part,) for part in parts)) for post_id, parts in found.items()}
+
+
+# --- Whose turn it is: what a scene waits for --------------------------------------------
+
+
+@dataclass(frozen=True)
+class Awaited:
+    """One thing a scene waits for from one member: a post (the forum's own),
+    a roll request, a combat turn, a pending activation or reaction (the
+    layers above). ``text`` is already in the active language and plain (the
+    templates escape it); ``private``: only the awaited member and the
+    direction may see it (it comes from a whisper or a sealed roll)."""
+
+    user_id: int
+    scene_id: int
+    kind: str
+    text: str
+    url: str
+    character: str = ""
+    deadline: Any = None  # campaigns.models.Deadline, when the direction gave one
+    private: bool = False
+
+
+# waiting(campaigns, scene_ids, user_id) -> what those campaigns wait for: in the
+# scenes ``scene_ids`` (None: every open scene), from ``user_id`` (None: anyone).
+# One or two queries for the whole call, whatever the number of campaigns.
+WaitingProvider = Callable[[Sequence, Any, Any], list[Awaited]]
+_waiting: list[WaitingProvider] = []
+
+
+def provide_waiting(provider: WaitingProvider) -> None:
+    if provider not in _waiting:
+        _waiting.append(provider)
+
+
+def waiting_providers() -> list[WaitingProvider]:
+    return list(_waiting)
+
+
+# --- Deadlines: what the layers above give a date to answer by ------------------------------
+
+
+@dataclass(frozen=True)
+class DeadlineKind:
+    """A kind of thing the direction may give a deadline (``Deadline.kind``).
+
+    ``label()``: its name ("petición de tirada"); ``awaited(deadline)``: the
+    users reminded before it passes (none once its target is answered or
+    closed); ``url(deadline)``: where to answer it; ``options(deadline,
+    actor)``: what the direction may do once it passed, ``[(key, label)]``,
+    as the rules of the campaign's game allow (an option that plays the
+    character's part only when its owner allowed it:
+    ``accounts.TakeoverConsent.ACT``); ``settle(deadline, key, actor)``:
+    carry one out inside the caller's transaction and return the sentence
+    recorded (``Deadline.settlement``); raises ``django.core.exceptions.
+    ValidationError`` with a Spanish message when it no longer applies."""
+
+    kind: str
+    label: Callable[[], str]
+    awaited: Callable[[Any], list]
+    url: Callable[[Any], str]
+    options: Callable[[Any, Any], list[tuple[str, str]]]
+    settle: Callable[[Any, str, Any], str]
+
+
+_deadline_kinds: dict[str, DeadlineKind] = {}
+
+
+def provide_deadline_kind(kind: DeadlineKind) -> None:
+    _deadline_kinds.setdefault(kind.kind, kind)
+
+
+def deadline_kind(kind: str) -> DeadlineKind | None:
+    return _deadline_kinds.get(kind)
+
+
+# --- Away and back: what the layers above do when a member returns -----------------------
+
+# returned(campaign, user) -> lines for the member's "while you were away" summary (plain
+# text, already translated), e.g. the posts someone wrote for their character.
+ReturnHook = Callable[[Any, Any], list[str]]
+_return_hooks: list[ReturnHook] = []
+
+
+def provide_return_hook(hook: ReturnHook) -> None:
+    if hook not in _return_hooks:
+        _return_hooks.append(hook)
+
+
+def member_returned(campaign, user) -> list[str]:
+    """Ask every layer what happened in ``user``'s name while away."""
+    return [line for hook in _return_hooks for line in hook(campaign, user)]

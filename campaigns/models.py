@@ -19,6 +19,8 @@ from django.utils import timezone
 from django.utils.translation import get_language
 from django.utils.translation import gettext_lazy as _
 
+from accounts.models import TakeoverConsent, time_zone_choices
+
 
 def system_choices() -> list[tuple[str, str]]:
     """The installed game systems, for ``Campaign.system``: every app that
@@ -54,6 +56,11 @@ class Role(models.TextChoices):
     COGM = "cogm", _("Codirector")
     PLAYER = "player", _("Jugador")
     READER = "reader", _("Lector")
+
+
+def default_time_zone() -> str:
+    """A new campaign's time zone: the site's."""
+    return settings.TIME_ZONE
 
 
 def _token() -> str:
@@ -109,6 +116,24 @@ class Campaign(models.Model):
     # GM's id (``campaigns.feeds.gm_feed_token``), so handing the campaign over
     # or renewing this key ends the old address.
     gm_feed_key = models.CharField(max_length=40, default=_token, editable=False)
+    # The time zone the campaign's deadlines are given in (each member also
+    # sees them in their own when it differs).
+    time_zone = models.CharField(_("zona horaria"), max_length=64, choices=time_zone_choices, default=default_time_zone)
+    # Whether every member sees the posting rhythm (the direction always does).
+    pace_public = models.BooleanField(
+        _("ritmo visible para todos"),
+        default=False,
+        help_text=_("Los miembros ven los mensajes por semana de cada uno y los días desde su último mensaje."),
+    )
+    # Whether "whose turn" also lists the players who have not posted since
+    # the GM's last post in a scene.
+    wait_for_posts = models.BooleanField(
+        _("esperar a quien no ha escrito"),
+        default=True,
+        help_text=_(
+            "En «A quién esperamos», incluir a los jugadores que no han escrito desde el último mensaje de la dirección."
+        ),
+    )
 
     objects = CampaignQuerySet.as_manager()
 
@@ -143,6 +168,9 @@ class Membership(models.Model):
     ended_at = models.DateTimeField(_("salió"), null=True, blank=True)
     # Secret for the member's private Atom feed.
     feed_token = models.CharField(max_length=40, unique=True, default=_token, editable=False)
+    # What the member allows in this campaign while away; empty: what their
+    # profile says (``User.takeover_consent``).
+    takeover_consent = models.CharField(_("si falto"), max_length=8, choices=TakeoverConsent.choices, blank=True)
 
     objects = MembershipQuerySet.as_manager()
 
@@ -367,6 +395,11 @@ class Post(models.Model):
         settings.AUTH_USER_MODEL, blank=True, related_name="addressed_posts", verbose_name=_("miembros elegidos")
     )
     quote_of = models.ForeignKey("self", null=True, blank=True, on_delete=models.SET_NULL, related_name="quoted_by")
+    # The owner of the character the author wrote for, when someone else took
+    # an absent player's character over ("PNJotizar"): the post says so.
+    on_behalf_of = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     edited_at = models.DateTimeField(null=True, blank=True)
     edited_by = models.ForeignKey(
@@ -476,6 +509,10 @@ class ModerationAction(models.TextChoices):
     REPORT_RESOLVED = "report_resolved", _("resolvió una denuncia")
     SCENE_STATUS = "scene_status", _("cambió el estado de una escena")
     INVITATION_REVOKED = "invitation_revoked", _("anuló una invitación")
+    TAKEOVER_STARTED = "takeover_started", _("tomó el personaje de un ausente")
+    TAKEOVER_ENDED = "takeover_ended", _("devolvió el personaje de un ausente")
+    DEADLINE_SETTLED = "deadline_settled", _("resolvió un plazo vencido")
+    NUDGE = "nudge", _("dio un toque a un miembro")
 
 
 class ModerationLog(models.Model):
@@ -515,6 +552,11 @@ class Notification(models.Model):
         # A member reported a post (to the direction), or the direction
         # decided on a report (to the member who made it).
         REPORT = "report", _("Mensaje denunciado")
+        # The table's pace: a member is away or back, a deadline comes near or
+        # passed, the direction nudges someone, a character was played for them.
+        ABSENCE = "absence", _("Ausencia")
+        DEADLINE = "deadline", _("Plazo")
+        NUDGE = "nudge", _("Te esperan")
 
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="notifications")
     campaign = models.ForeignKey(Campaign, null=True, blank=True, on_delete=models.CASCADE, related_name="+")
@@ -545,3 +587,112 @@ class Notification(models.Model):
         recipient's language then) when it was not kept in this one."""
         language = get_language() or ""
         return self.texts.get(language) or self.texts.get(language.split("-")[0]) or self.text
+
+
+class AbsenceQuerySet(models.QuerySet):
+    def live(self):
+        """Absences not cancelled."""
+        return self.filter(cancelled_at__isnull=True)
+
+    def on(self, day):
+        """Absences not cancelled that cover ``day`` (a date)."""
+        return self.live().filter(starts_on__lte=day, ends_on__gte=day)
+
+
+class Absence(models.Model):
+    """A member says they will be away from a campaign between two days
+    (both included, in the campaign's time zone)."""
+
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="absences")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="absences")
+    starts_on = models.DateField(_("desde"))
+    ends_on = models.DateField(_("hasta"))
+    note = models.CharField(_("nota"), max_length=200, blank=True)
+    # Hold the notifications of this campaign for one digest on return.
+    hold_notifications = models.BooleanField(_("guardar los avisos para mi vuelta"), default=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    cancelled_at = models.DateTimeField(null=True, blank=True)
+    # When the return was noticed (the held notifications went out, the GM
+    # and whoever played their character were told).
+    returned_at = models.DateTimeField(null=True, blank=True)
+
+    objects = AbsenceQuerySet.as_manager()
+
+    class Meta:
+        verbose_name = _("ausencia")
+        verbose_name_plural = _("ausencias")
+        ordering = ["starts_on", "id"]
+        indexes = [models.Index(fields=["campaign", "ends_on"])]
+        constraints = [
+            models.CheckConstraint(condition=Q(ends_on__gte=F("starts_on")), name="absence_ends_after_start")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.user} {self.starts_on}–{self.ends_on}"
+
+
+class DeadlineQuerySet(models.QuerySet):
+    def open(self):
+        """Deadlines neither settled nor withdrawn."""
+        return self.filter(settled_at__isnull=True, cancelled_at__isnull=True)
+
+
+class Deadline(models.Model):
+    """The direction gives something a date to answer by: a scene, or what a
+    higher layer registers as a kind (a roll request, a combat round, a
+    reaction…; ``campaigns.extensions.DeadlineKind``). ``target_id`` is the
+    id of that thing (the scene's for a scene). Reminders go out once
+    (``reminded_at``), the direction is told once when it passes
+    (``passed_at``), and it is settled by the direction (``settled_*``) or
+    withdrawn when its target closes on time (``cancelled_at``)."""
+
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="deadlines")
+    scene = models.ForeignKey(Scene, on_delete=models.CASCADE, related_name="deadlines")
+    kind = models.CharField(max_length=16)
+    target_id = models.PositiveBigIntegerField()
+    due_at = models.DateTimeField(_("plazo"))
+    remind_before = models.DurationField(_("recordar antes"), default=timedelta(hours=24))
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+    reminded_at = models.DateTimeField(null=True, blank=True)
+    passed_at = models.DateTimeField(null=True, blank=True)
+    settled_at = models.DateTimeField(null=True, blank=True)
+    settled_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    settlement = models.CharField(_("resolución"), max_length=300, blank=True)
+    cancelled_at = models.DateTimeField(null=True, blank=True)
+
+    objects = DeadlineQuerySet.as_manager()
+
+    class Meta:
+        verbose_name = _("plazo")
+        verbose_name_plural = _("plazos")
+        ordering = ["due_at", "id"]
+        indexes = [models.Index(fields=["due_at"]), models.Index(fields=["campaign", "kind", "target_id"])]
+        constraints = [models.UniqueConstraint(fields=["kind", "target_id"], name="deadline_one_per_target")]
+
+    def __str__(self) -> str:
+        return f"{self.kind}#{self.target_id} {self.due_at:%Y-%m-%d %H:%M}"
+
+    @property
+    def is_open(self) -> bool:
+        return self.settled_at is None and self.cancelled_at is None
+
+
+class Nudge(models.Model):
+    """The direction reminded one member that a scene waits for them
+    (rate-limited: ``campaigns.waiting``)."""
+
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="+")
+    scene = models.ForeignKey(Scene, on_delete=models.CASCADE, related_name="+")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    sent_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        indexes = [models.Index(fields=["scene", "user", "created_at"])]
+
+    def __str__(self) -> str:
+        return f"{self.user} @ {self.scene_id}"

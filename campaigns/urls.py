@@ -1,6 +1,6 @@
-from django.urls import path
+from django.urls import include, path
 
-from campaigns import archive_views, feed_views, feeds, unsubscribe, views
+from campaigns import archive_views, feed_views, feeds, status, unsubscribe, views
 
 app_name = "campaigns"
 
@@ -36,6 +36,7 @@ urlpatterns = [
     path("partidas/<slug:slug>/escenas/nueva/", views.scene_create, name="scene-create"),
     path("partidas/<slug:slug>/escenas/<int:scene_id>/editar/", views.scene_edit, name="scene-edit"),
     path("partidas/<slug:slug>/escenas/<int:scene_id>/atom/", feeds.SceneFeed(), name="scene-feed"),
+    path("partidas/<slug:slug>/escenas/<int:scene_id>/estado/", status.scene_status, name="scene-status"),
     path("partidas/<slug:slug>/atom/", feeds.CampaignFeed(), name="campaign-feed"),
     path("canales/<str:token>/", feeds.MemberFeed(), name="member-feed"),
     path("canales/direccion/<int:campaign_id>/<str:token>/", feeds.GMFeed(), name="gm-feed"),
@@ -45,4 +46,8 @@ urlpatterns = [
     path("mensajes/<int:post_id>/historial/", views.post_history, name="post-history"),
     path("mensajes/<int:post_id>/ocultar/", views.post_hide, name="post-hide"),
     path("mensajes/<int:post_id>/denunciar/", views.post_report, name="post-report"),
+    # The table's pace (issue 17): absences, deadlines, whose turn.
+    path("", include("campaigns.urls_absences")),
+    path("", include("campaigns.urls_deadlines")),
+    path("", include("campaigns.urls_waiting")),
 ]

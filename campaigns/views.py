@@ -27,7 +27,7 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods, require_POST, require_safe
 
 from accounts.limits import refusal_message
-from campaigns import context_processors, extensions, fragments, invitations, notify, services
+from campaigns import context_processors, extensions, fragments, invitations, notify, services, status
 from campaigns import permissions as perms
 from campaigns.access import campaign_for
 from campaigns.forms import (
@@ -211,7 +211,12 @@ def home(request: HtmxHttpRequest) -> HttpResponse:
     else:
         public_html = mark_safe(_public_campaigns(request, page))  # our own template's output
     mine_html = _my_campaigns_html(request) if request.user.is_authenticated else ""
-    return render(request, "campaigns/home.html", {"public_html": public_html, "my_campaigns_html": mine_html})
+    context = {
+        "public_html": public_html,
+        "my_campaigns_html": mine_html,
+        "pending_html": status.home_status_html(request),
+    }
+    return render(request, "campaigns/home.html", context)
 
 
 @login_required
@@ -291,6 +296,8 @@ def campaign_detail(request: HtmxHttpRequest, slug: str) -> HttpResponse:
         _read_marks(request, campaign) if access.is_member else "",
     )
     content = fragments.fragment(request, key, lambda: _campaign_page(request, campaign, access, pending=pending))
+    # What changes with the clock (absences, deadlines, pace) is never kept.
+    content = status.fill_campaign_slot(content, status.campaign_status_html(request, campaign, access))
     return render(request, "campaigns/campaign_detail.html", {"campaign": campaign, "content": content})
 
 
@@ -531,6 +538,7 @@ def dashboard(request: HtmxHttpRequest, slug: str) -> HttpResponse:
         "additions": extensions.additions("dashboard", request, access),
         "invitation_form": InvitationForm(),
         "roles": Role.choices,
+        "status_html": status.dashboard_status_html(request, campaign, access),
     }
     return render(request, "campaigns/dashboard.html", context)
 

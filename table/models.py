@@ -82,3 +82,45 @@ class RollRequest(models.Model):
     @property
     def is_open(self) -> bool:
         return self.answered_at is None and self.cancelled_at is None
+
+
+class TakeoverQuerySet(models.QuerySet):
+    def current(self):
+        return self.filter(ended_at__isnull=True)
+
+
+class Takeover(models.Model):
+    """Someone plays an absent player's character ("PNJotizar"): the GM, or
+    the player the GM names for one scene. While it lasts ``taken_by`` may
+    post and roll as ``character`` (in ``scene`` only, when one is given);
+    those posts name the owner (``Post.on_behalf_of``). Starting and ending
+    it are in the moderation log; the owner is told on return."""
+
+    campaign = models.ForeignKey("campaigns.Campaign", on_delete=models.CASCADE, related_name="takeovers")
+    character = models.ForeignKey("sheets.Character", on_delete=models.CASCADE, related_name="takeovers")
+    owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
+    taken_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
+    # Empty: every scene of the campaign (only the direction takes it so).
+    scene = models.ForeignKey("campaigns.Scene", null=True, blank=True, on_delete=models.CASCADE, related_name="+")
+    started_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
+    started_at = models.DateTimeField(auto_now_add=True)
+    reason = models.CharField(_("motivo"), max_length=300, blank=True)
+    ended_at = models.DateTimeField(null=True, blank=True)
+    ended_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    # When the owner was told what was done in their name.
+    owner_told_at = models.DateTimeField(null=True, blank=True)
+
+    objects = TakeoverQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["-started_at", "-id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["character"], condition=models.Q(ended_at__isnull=True), name="takeover_one_current"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.character} ← {self.taken_by}"

@@ -11,4 +11,6 @@ urlpatterns = [
     path(f"{_scene}escribir/", views.post_create, name="post-create"),
     path(f"{_scene}probabilidad/", views.post_roll_chance, name="post-roll-chance"),
     path("", include("table.roll_requests.urls")),
+    # Playing an absent player's character (issue 17).
+    path("", include("table.urls_takeover")),
 ]

@@ -52,7 +52,7 @@ from django.utils.text import Truncator
 from django.utils.translation import gettext as _
 
 from accounts.models import User
-from campaigns import daily
+from campaigns import daily, waiting
 from campaigns.models import Application, Campaign, Membership, Notification, Post, PostReport, Role
 from campaigns.permissions import campaign_access, can_read_post
 
@@ -542,6 +542,8 @@ def digest_email(user, notifications: list[Notification]) -> EmailMessage:
             "user": user,
             "groups": groups,
             "count": len(notifications),
+            # What the user's scenes wait for from them (campaigns.waiting).
+            "waiting": waiting.digest_items(user),
             "list_link": site_url(reverse("campaigns:notifications")),
             "profile_link": site_url(reverse("accounts:profile")),
             "unsubscribe_link": unsubscribe,

@@ -176,7 +176,7 @@ class SignUpForm(UserCreationForm):
 class ProfileForm(forms.ModelForm):
     class Meta:
         model = User
-        fields = ("display_name", "language", "email_notifications")
+        fields = ("display_name", "language", "email_notifications", "time_zone", "takeover_consent")
         labels = {"language": _("Idioma preferido"), "email_notifications": _("Avisos por correo")}
         help_texts = {
             "email_notifications": _(
@@ -185,11 +185,16 @@ class ProfileForm(forms.ModelForm):
                 "sea tu elección."
             )
         }
-        widgets = {"email_notifications": forms.RadioSelect}
+        widgets = {"email_notifications": forms.RadioSelect, "takeover_consent": forms.RadioSelect}
         error_messages = {"display_name": LIMIT_MESSAGES}
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
+        self.fields["time_zone"].choices = [("", _("La de cada partida"))] + [
+            (name, label) for name, label in self.fields["time_zone"].choices if name
+        ]
+        # As with the e-mails: a form that leaves it out keeps the current choice.
+        self.fields["takeover_consent"].required = False
         self.fields["language"].choices = [("", _("El de mi navegador"))] + [
             (code, name) for code, name in self.fields["language"].choices if code
         ]
@@ -204,3 +209,6 @@ class ProfileForm(forms.ModelForm):
 
     def clean_email_notifications(self) -> str:
         return self.cleaned_data["email_notifications"] or self.instance.email_notifications
+
+    def clean_takeover_consent(self) -> str:
+        return self.cleaned_data["takeover_consent"] or self.instance.takeover_consent

@@ -31,17 +31,29 @@ EDIT_REASON_MAX = min(max_length_of(PostRevision, "reason"), max_length_of(Moder
 class CampaignForm(forms.ModelForm):
     class Meta:
         model = Campaign
-        fields = ("title", "system", "visibility", "status", "description")
+        fields = (
+            "title",
+            "system",
+            "visibility",
+            "status",
+            "description",
+            "time_zone",
+            "pace_public",
+            "wait_for_posts",
+        )
         widgets = {"description": forms.Textarea(attrs={"rows": 6})}
         error_messages = {"title": LIMIT_MESSAGES, "description": LIMIT_MESSAGES}
         help_texts = {
             "description": _("Markdown: **negrita**, *cursiva*, listas y enlaces. No se admite HTML."),
             "visibility": _("Pública: cualquiera lee las escenas abiertas a todos. Privada: solo los miembros."),
+            "time_zone": _("Los plazos de la partida se dan en esta hora; cada miembro ve también la suya."),
         }
 
     def __init__(self, *args, submit_label=None, **kwargs):
         super().__init__(*args, **kwargs)
         self.fields["title"].widget.attrs["autofocus"] = True
+        # A form that leaves the time zone out (an older page, a script) keeps the campaign's.
+        self.fields["time_zone"].required = False
         if self.instance.pk:
             # The game is chosen once: its sheets, rolls and state are its own.
             self.fields["system"].disabled = True
@@ -54,6 +66,9 @@ class CampaignForm(forms.ModelForm):
         if not title:
             raise forms.ValidationError(_("Escribe un título."))
         return title
+
+    def clean_time_zone(self) -> str:
+        return self.cleaned_data["time_zone"] or self.instance.time_zone
 
 
 class ApplicationForm(forms.Form):

@@ -58,8 +58,11 @@ def _log(campaign, actor, action, *, reason="", target_user=None, post=None, sce
 
 
 @transaction.atomic
-def campaign_create(*, gm, title: str, system: str, visibility: str, description: str = "", status=None) -> Campaign:
-    """Create a campaign with its off-game scene."""
+def campaign_create(
+    *, gm, title: str, system: str, visibility: str, description: str = "", status=None, **options
+) -> Campaign:
+    """Create a campaign with its off-game scene. ``options``: the other
+    fields of the campaign form (time zone, pace, whom "whose turn" lists)."""
     campaign = Campaign(
         gm=gm,
         title=title,
@@ -68,6 +71,7 @@ def campaign_create(*, gm, title: str, system: str, visibility: str, description
         visibility=visibility,
         description=description,
         description_html=render_markdown(description),
+        **options,
     )
     if status:
         campaign.status = status

@@ -29,3 +29,14 @@ def away_now(campaign: Campaign, now: datetime | None = None) -> dict[int, Absen
 def away_user_ids(campaign: Campaign, now: datetime | None = None) -> set[int]:
     """The ids of the members away today (for the badges beside their names)."""
     return set(away_now(campaign, now))
+
+
+def effective_consent(membership) -> str:
+    """What the member allows while away in this campaign
+    (``accounts.TakeoverConsent``): the campaign's choice, else the profile's."""
+    return membership.takeover_consent or membership.user.takeover_consent
+
+
+def notice_returns(now: datetime | None = None) -> int:
+    """(being written)"""
+    return 0

@@ -16,6 +16,11 @@ class CampaignsConfig(AppConfig):
         # The digest goes out every morning.
         daily.register(notify.send_digests, at=time(7, 0))
 
+        from campaigns import clock
+
+        # Deadlines' reminders and members back from an absence, all day long.
+        daily.register_every(clock.tick, every=clock.EVERY)
+
         # A new, edited, hidden or deleted post changes its scene's page.
         versions.track(Post, lambda post: post.scene_id)
 

@@ -124,3 +124,8 @@ def withdraw(kind: str, target_id: int, now: datetime | None = None) -> int:
     """The target was answered or closed: its open deadline, if any, needs
     nothing more (no reminder, no notice). Returns how many were withdrawn."""
     return Deadline.objects.open().filter(kind=kind, target_id=target_id).update(cancelled_at=now or timezone.now())
+
+
+def sweep(now: datetime | None = None) -> int:
+    """(being written)"""
+    return 0

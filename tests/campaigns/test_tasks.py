@@ -14,10 +14,11 @@ from django.core import mail
 from django.core.management import call_command
 from django.db import transaction
 from django.tasks import TaskResultStatus
+from django.utils import timezone
 from django_tasks_db.models import DBTaskResult
 
 from accounts.models import User
-from campaigns import daily, notify, services
+from campaigns import clock, daily, notify, services
 from campaigns.models import Notification, Post
 from campaigns.permissions import campaign_access
 from tests.conftest import run_worker
@@ -136,7 +137,7 @@ def test_next_run_is_the_next_local_time_of_day():
 
 
 def test_the_daily_jobs_are_registered():
-    assert set(daily.JOBS) == {"campaigns.notify.send_digests", "rolls.audit.audit_logs"}
+    assert set(daily.JOBS) == {"campaigns.notify.send_digests", "campaigns.clock.tick", "rolls.audit.audit_logs"}
 
 
 def test_starting_the_daily_jobs_twice_enqueues_each_once(database_tasks):
@@ -144,9 +145,22 @@ def test_starting_the_daily_jobs_twice_enqueues_each_once(database_tasks):
     for _ in range(2):
         call_command("start_daily_tasks", stdout=out)
     assert _waiting(notify.send_digests) == 1
-    assert DBTaskResult.objects.filter(status=TaskResultStatus.READY).count() == 2
-    assert out.getvalue().count("próxima ejecución") == 2
-    assert out.getvalue().count("ya está en cola") == 2
+    assert _waiting(clock.tick) == 1
+    assert DBTaskResult.objects.filter(status=TaskResultStatus.READY).count() == 3
+    assert out.getvalue().count("próxima ejecución") == 3
+    assert out.getvalue().count("ya está en cola") == 3
+
+
+def test_the_clock_runs_again_a_few_minutes_later_even_when_a_step_fails(database_tasks, monkeypatch):
+    def broken(now=None):
+        raise ConnectionRefusedError("database hiccup")
+
+    monkeypatch.setattr(clock.deadlines, "sweep", broken)
+    before = timezone.now()
+    clock.tick.enqueue()
+    run_worker()
+    follow_up = DBTaskResult.objects.get(status=TaskResultStatus.READY, task_path=clock.tick.module_path)
+    assert before + clock.EVERY <= follow_up.run_after <= timezone.now() + clock.EVERY
 
 
 def test_a_daily_job_enqueues_its_next_run_even_when_it_fails(database_tasks, monkeypatch):

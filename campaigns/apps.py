@@ -16,7 +16,7 @@ class CampaignsConfig(AppConfig):
         # The digest goes out every morning.
         daily.register(notify.send_digests, at=time(7, 0))
 
-        from campaigns import clock
+        from campaigns import clock, deadlines  # noqa: F401 (deadlines registers the scene's kind of deadline)
 
         # Deadlines' reminders and members back from an absence, all day long.
         daily.register_every(clock.tick, every=clock.EVERY)

@@ -47,7 +47,7 @@ from django.utils.html import format_html
 from django.utils.safestring import SafeString, mark_safe
 from django.utils.translation import get_language
 
-from campaigns.models import Campaign, Membership, Post, PostReport, Scene
+from campaigns.models import Absence, Campaign, Deadline, Membership, Post, PostReport, Scene
 from campaigns.permissions import Access, campaign_access, can_view_campaign
 
 # How long a fragment may be kept at most (a change moves its key at once).
@@ -234,6 +234,20 @@ def fragment(request, cache_key: str, render: Callable[[], str]) -> SafeString:
     return with_csrf(request, cached(cache_key, lambda: {"html": str(render())})["html"])
 
 
+def member_campaigns(user, load: Callable[[], list[int]] | None = None) -> tuple:
+    """What the pages of a user's campaigns are keyed on: ``(member version,
+    people version, campaign ids, their versions)``; the ids are kept in the
+    cache until the user joins or leaves one (``load()`` reads them, or the
+    campaigns they are in are asked for)."""
+    member, people = versions(member_scope(user.pk), PEOPLE)
+    ids_key = key("my-campaign-ids", user.pk, member)
+    ids = cache.get(ids_key)
+    if ids is None:
+        ids = load() if load is not None else list(Campaign.objects.of_user(user).values_list("pk", flat=True))
+        cache.set(ids_key, ids, FRAGMENT_SECONDS)
+    return member, people, ids, versions(*(campaign_scope(pk) for pk in ids))
+
+
 def seconds_until(moments: Iterable) -> float | None:
     """Seconds until the first of ``moments`` still to come (None: none), for
     ``cached``'s ``"seconds"``: what a page shows changes then."""
@@ -264,6 +278,10 @@ def track_forum() -> None:
     )
     track(Post, lambda post: [campaign_scope(related_id(post, "scene", "campaign_id"))])
     track(PostReport, lambda report: [campaign_scope(_report_campaign_id(report))])
+    # Who is away shows beside their names (the member list, combat orders),
+    # and a deadline on the pages of what it is for (issue 17).
+    track(Absence, lambda absence: [campaign_scope(absence.campaign_id)])
+    track(Deadline, lambda deadline: [campaign_scope(deadline.campaign_id)])
 
     def chosen_changed(sender, instance, action, reverse, pk_set, **kwargs) -> None:
         if not action.startswith("post_"):

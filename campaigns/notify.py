@@ -34,16 +34,17 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterable
-from datetime import timedelta
+from datetime import datetime, timedelta
 from email.headerregistry import HeaderRegistry, UnstructuredHeader
 from email.utils import make_msgid
 from urllib.parse import urlsplit
+from zoneinfo import ZoneInfo
 
 from django.conf import settings
 from django.core import signing
 from django.core.mail import EmailMessage, mailers
 from django.db import transaction
-from django.db.models import Exists, OuterRef
+from django.db.models import Exists, OuterRef, Q
 from django.tasks import task
 from django.template.loader import render_to_string
 from django.urls import reverse
@@ -53,7 +54,7 @@ from django.utils.translation import gettext as _
 
 from accounts.models import User
 from campaigns import daily, waiting
-from campaigns.models import Application, Campaign, Membership, Notification, Post, PostReport, Role
+from campaigns.models import Absence, Application, Campaign, Membership, Notification, Post, PostReport, Role
 from campaigns.permissions import campaign_access, can_read_post
 
 logger = logging.getLogger(__name__)
@@ -349,13 +350,15 @@ def notify_users(
     text: Callable[[], str],
     post: Post | None = None,
     translated: bool = True,
+    mail: bool = True,
 ):
     """One notification per user, its ``text()`` worked out in every language
     of the site (the list and the e-mails show the reader's language of the
     moment; ``translated=False`` when ``text()`` gives one fixed string) and
     stored in the user's, and the e-mail after commit to those who want it
-    now. The apps above the forum (sheets, the table, the game) tell their
-    news through this."""
+    now (``mail=False``: the caller e-mails it in a message of its own). The
+    apps above the forum (sheets, the table, the game) tell their news
+    through this."""
     users = list(users)
     texts = texts_in_every_language(text) if translated and users else {}
     notifications = []
@@ -372,8 +375,125 @@ def notify_users(
             )
         )
     created = Notification.objects.bulk_create(notifications)
-    _mail_after_commit(created)
+    if mail:
+        _mail_after_commit(created)
     return created
+
+
+# --- held while away -----------------------------------------------------------
+
+# No time zone is more than a day ahead of UTC.
+_ZONE_LEAD = timedelta(days=1)
+
+
+def held_absences(*, users=None, campaigns=None, now: datetime | None = None) -> list[Absence]:
+    """The absences that hold their member's notifications now (one query):
+    not cancelled, holding, started where their campaign is played, and
+    whose return has not been noticed (an absence past its last day holds
+    until the clock notices the return and sends what it held).
+    ``users``/``campaigns``: ids to look at (None: every one)."""
+    now = now or timezone.now()
+    rows = Absence.objects.live().filter(
+        hold_notifications=True,
+        returned_at__isnull=True,
+        starts_on__lte=now.astimezone(ZoneInfo("UTC")).date() + _ZONE_LEAD,
+    )
+    if users is not None:
+        rows = rows.filter(user_id__in=list(users))
+    if campaigns is not None:
+        rows = rows.filter(campaign_id__in=list(campaigns))
+    found = []
+    for absence in rows.select_related("campaign").only("user", "campaign", "starts_on", "campaign__time_zone"):
+        if absence.starts_on <= timezone.localtime(now, ZoneInfo(absence.campaign.time_zone)).date():
+            found.append(absence)
+    return found
+
+
+def held_pairs(notifications: Iterable[Notification], now: datetime | None = None) -> set[tuple[int, int]]:
+    """The (user id, campaign id) of these notifications that are held now (one query, none when empty)."""
+    notifications = [n for n in notifications if n.campaign_id is not None]
+    if not notifications:
+        return set()
+    absences = held_absences(
+        users={n.user_id for n in notifications}, campaigns={n.campaign_id for n in notifications}, now=now
+    )
+    return {(a.user_id, a.campaign_id) for a in absences}
+
+
+def _not_held(held_ids: list[int]):
+    """A filter for notifications no absence among ``held_ids`` holds."""
+    if not held_ids:
+        return Q()
+    holding = Absence.objects.filter(pk__in=held_ids, user=OuterRef("user"), campaign=OuterRef("campaign"))
+    return ~Exists(holding)
+
+
+def held_notifications(user, campaign: Campaign):
+    """What ``user``'s absence from ``campaign`` kept for their return: the
+    campaign's notifications to them not e-mailed and not read (a QuerySet)."""
+    return Notification.objects.filter(user=user, campaign=campaign, emailed_at__isnull=True, read_at__isnull=True)
+
+
+def _wants_any_mail(user) -> bool:
+    return user.is_active and bool(user.email) and user.email_notifications != User.EmailChoice.NEVER
+
+
+def return_email(user, campaign: Campaign, notifications: list[Notification], lines: list[str]) -> EmailMessage:
+    """The one "while you were away" message: the notifications a campaign
+    held for the member (the welcome among them) and what others did in
+    their name."""
+    unsubscribe = unsubscribe_link(user)
+    with translation.override(user_language(user)):
+        context = {
+            "user": user,
+            "campaign": campaign,
+            "items": [(n, site_url(n.url)) for n in notifications],
+            "count": len(notifications),
+            "lines": lines,
+            "campaign_link": site_url(campaign.get_absolute_url()),
+            "list_link": site_url(reverse("campaigns:notifications")),
+            "profile_link": site_url(reverse("accounts:profile")),
+            "unsubscribe_link": unsubscribe,
+        }
+        subject = _short(render_to_string("campaigns/email/returned_subject.txt", context).strip())
+        body = render_to_string("campaigns/email/returned.txt", context)
+    return EmailMessage(subject=subject, body=body, to=[user.email], headers=_mail_headers(unsubscribe))
+
+
+@task
+def send_return_digest(absence_id: int, welcome_id: int, lines: list[str], attempt: int = 1) -> bool:
+    """E-mail a member back from an absence the notifications it held, in one
+    message, and mark them e-mailed; returns whether it went out.
+
+    The welcome notification (``welcome_id``) says whether the message went
+    out already: it is locked with the others and marked e-mailed with them,
+    so a task run twice sends nothing the second time. A member who wants no
+    e-mail at all gets none. A mail server failure is logged, the rows stay
+    pending and the task is tried again later (up to ``EMAIL_ATTEMPTS``) when
+    the task backend can defer it; meanwhile nothing is held any more, so a
+    digest user's daily digest also collects them.
+    """
+    absence = Absence.objects.select_related("campaign", "user").filter(pk=absence_id).first()
+    if absence is None or not _wants_any_mail(absence.user):
+        return False
+    user, campaign = absence.user, absence.campaign
+    try:
+        with transaction.atomic():
+            pending = list(held_notifications(user, campaign).select_for_update().order_by("created_at", "id"))
+            if not any(n.pk == welcome_id for n in pending):
+                return False
+            mailers.default.send_messages([return_email(user, campaign, pending, lines)])
+            Notification.objects.filter(pk__in=[n.pk for n in pending]).update(emailed_at=timezone.now())
+    except Exception:
+        logger.exception("Could not send the return digest of absence %s (attempt %d)", absence_id, attempt)
+        backend = send_return_digest.get_backend()
+        if attempt < EMAIL_ATTEMPTS and backend.supports_defer:
+            delay = EMAIL_FIRST_RETRY * 3 ** (attempt - 1)
+            send_return_digest.using(run_after=timezone.now() + delay).enqueue(
+                absence_id, welcome_id, lines, attempt + 1
+            )
+        return False
+    return True
 
 
 # --- e-mail ------------------------------------------------------------------
@@ -443,7 +563,10 @@ def _mail_headers(unsubscribe: str) -> dict[str, str]:
 
 
 def _mail_after_commit(notifications: list[Notification]) -> None:
-    due = [n.pk for n in notifications if _wants_mail_now(n.user, kind=n.kind, from_gm=n.from_gm)]
+    due = [n for n in notifications if _wants_mail_now(n.user, kind=n.kind, from_gm=n.from_gm)]
+    # Those an absence holds wait for the member's return (one query for all).
+    held = held_pairs(due)
+    due = [n.pk for n in due if (n.user_id, n.campaign_id) not in held]
     if due:
         # robust: a task queue that cannot be reached never turns a saved post into an error page.
         transaction.on_commit(lambda: send_notification_emails.enqueue(due), robust=True)
@@ -477,7 +600,8 @@ def send_notification_emails(notification_ids: list[int], attempt: int = 1) -> i
 
     Notifications already e-mailed (a task run twice) are skipped, and so
     are those whose user no longer wants them now (they unsubscribed or
-    chose the digest since: a digest collects them later). A mail server
+    chose the digest since: a digest collects them later) and those an
+    absence that started since holds (they go out on return). A mail server
     failure is logged, not raised: the notification stays in the in-site
     list, and the ones not yet sent are tried again later when the task
     backend can defer a task.
@@ -489,6 +613,8 @@ def send_notification_emails(notification_ids: list[int], attempt: int = 1) -> i
         .order_by("pk")
         if _wants_mail_now(notification.user, kind=notification.kind, from_gm=notification.from_gm)
     ]
+    held = held_pairs(pending)
+    pending = [n for n in pending if (n.user_id, n.campaign_id) not in held]
     sent = 0
     for position, notification in enumerate(pending):
         try:
@@ -554,8 +680,12 @@ def digest_email(user, notifications: list[Notification]) -> EmailMessage:
 
 
 def digest_users():
-    """Users who chose the digest and have something not yet e-mailed."""
-    pending = Notification.objects.filter(user=OuterRef("pk"), emailed_at__isnull=True, read_at__isnull=True)
+    """Users who chose the digest and have something not yet e-mailed that
+    no absence holds."""
+    held = [absence.pk for absence in held_absences()]
+    pending = Notification.objects.filter(user=OuterRef("pk"), emailed_at__isnull=True, read_at__isnull=True).filter(
+        _not_held(held)
+    )
     return (
         User.objects.filter(email_notifications=User.EmailChoice.DIGEST, is_active=True)
         .exclude(email="")
@@ -568,14 +698,17 @@ def digest_send(*, user) -> bool:
     """E-mail the user's pending notifications in one message and mark them
     e-mailed. Returns whether a message went out.
 
-    Read notifications are left out: the user has already seen them. The rows
-    are locked while the message is sent, so two runs at once cannot both
-    send them, and a failed send leaves them pending for the next run.
+    Read notifications are left out: the user has already seen them, and so
+    are those an absence holds (they go out on return). The rows are locked
+    while the message is sent, so two runs at once cannot both send them,
+    and a failed send leaves them pending for the next run.
     """
+    held = [absence.pk for absence in held_absences(users=[user.pk])]
     with transaction.atomic():
         pending = list(
             Notification.objects.select_for_update(of=("self",))
             .filter(user=user, emailed_at__isnull=True, read_at__isnull=True)
+            .filter(_not_held(held))
             .select_related("campaign")
             .order_by("campaign__title", "campaign_id", "created_at", "id")
         )

@@ -436,12 +436,20 @@ def post_insert(
     chosen=(),
     quote_of: Post | None = None,
     submission_key: str | None = None,
+    on_behalf_of=None,
 ) -> tuple[Post, bool]:
     """The post row and its chosen recipients, inside the caller's transaction
     (the table adds its rolls to the same one): ``(post, created)``, where a
     replayed ``submission_key`` gives the post already made and ``False``.
-    ``post_published`` finishes the job."""
-    post_allowed(access=access, scene=scene, voice=voice, character=character)
+    ``post_published`` finishes the job.
+
+    ``on_behalf_of``: the owner of ``character`` when the author plays it for
+    them (the table checked, under its lock, that a takeover allows it): the
+    character need not be the author's own, and the post names its owner."""
+    if on_behalf_of is None:
+        post_allowed(access=access, scene=scene, voice=voice, character=character)
+    elif not can_post_in_scene(access, scene):
+        raise PermissionDenied(_("No puedes escribir en esta escena."))
     if submission_key:
         existing = Post.objects.filter(author=access.user, submission_key=submission_key).first()
         if existing is not None:
@@ -459,6 +467,7 @@ def post_insert(
         recipients=recipients,
         quote_of=quote_of,
         submission_key=submission_key or None,
+        on_behalf_of=on_behalf_of,
     )
     post.full_clean(validate_constraints=False)
     try:

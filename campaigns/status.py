@@ -14,13 +14,15 @@ Each feature renders its own part (``absence_views``, ``waiting_views``,
 
 from __future__ import annotations
 
+import time
+
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404
 from django.utils.safestring import SafeString, mark_safe
 from django.views.decorators.http import require_safe
 
-from campaigns import absence_views, pace, waiting_views
+from campaigns import absence_views, fragments, pace, waiting_views
 from campaigns import permissions as perms
 from campaigns.access import campaign_for
 from campaigns.models import Campaign
@@ -29,6 +31,19 @@ from hitos_site.htmx import HtmxHttpRequest, page_or_fragment
 
 # Where the cached campaign page leaves room for what changes with the clock.
 SLOT = "<!--hitos:status-->"
+
+# How long a part with the time left in it is kept at most: its key changes
+# every minute, and with the versions of what it shows (a post, a deadline, an
+# absence, a member) at once. The rows of the games' waits that move no
+# campaign version (a new roll request) show within this time.
+CLOCK_SECONDS = 60
+
+
+def _clocked(name: str, parts: tuple, render) -> SafeString:
+    """``render()``'s HTML (a part without forms), kept for this minute under ``parts``."""
+    key = fragments.key(name, *parts, int(time.time() // CLOCK_SECONDS))
+    kept = fragments.cached(key, lambda: {"html": str(render()), "seconds": CLOCK_SECONDS})
+    return mark_safe(kept["html"])  # noqa: S308 (our templates' output)
 
 
 def _join(parts: list[str]) -> SafeString:
@@ -40,9 +55,15 @@ def campaign_status_html(request: HttpRequest, campaign: Campaign, access: Acces
     """The campaign page's part: nothing for a reader who is not a member."""
     if not access.is_member:
         return mark_safe("")
+    content = fragments.versions(fragments.campaign_scope(campaign.pk), fragments.PEOPLE)
+    viewer = fragments.viewer(access.user, access.standing)
     return _join(
         [
-            waiting_views.campaign_part(request, campaign, access),
+            _clocked(
+                "campaign-waiting",
+                (campaign.pk, *content, viewer),
+                lambda: waiting_views.campaign_part(request, campaign, access),
+            ),
             absence_views.campaign_part(request, campaign, access),
             pace.campaign_part(request, campaign, access),
         ]
@@ -66,9 +87,28 @@ def dashboard_status_html(request: HttpRequest, campaign: Campaign, access: Acce
 
 def home_status_html(request: HttpRequest) -> SafeString:
     """The home page's part for a signed-in user: what waits for them."""
-    if not request.user.is_authenticated:
+    user = request.user
+    if not user.is_authenticated:
         return mark_safe("")
-    return _join([waiting_views.home_part(request)])
+    member, people, ids, campaign_versions = fragments.member_campaigns(user)
+    if not ids:
+        return mark_safe("")
+    return _clocked(
+        "home-pending",
+        (user.pk, member, people, fragments.digest(ids, campaign_versions)),
+        lambda: _join([waiting_views.home_part(request), absence_views.home_part(request)]),
+    )
+
+
+def scene_status_parts(request: HttpRequest, scene, access: Access, **waiting_extra) -> SafeString:
+    """The scene's status: whom it waits for (``waiting_extra``: an error or
+    a refused form to show there again) and who of its people is away."""
+    return _join(
+        [
+            waiting_views.scene_part(request, scene, access, **waiting_extra),
+            absence_views.scene_part(request, scene, access),
+        ]
+    )
 
 
 @login_required
@@ -79,15 +119,15 @@ def scene_status(request: HtmxHttpRequest, slug: str, scene_id: int) -> HttpResp
     campaign, access = campaign_for(request, slug, need=lambda a: a.is_member)
     scene = get_object_or_404(perms.visible_scenes(access), pk=scene_id)
     scene.campaign = campaign
+    return scene_status_response(request, scene, access)
+
+
+def scene_status_response(request: HtmxHttpRequest, scene, access: Access, **waiting_extra) -> HttpResponse:
+    """The scene's status region: a page of its own, or the fragment htmx swaps."""
     context = {
-        "campaign": campaign,
+        "campaign": scene.campaign,
         "scene": scene,
         "access": access,
-        "parts": _join(
-            [
-                waiting_views.scene_part(request, scene, access),
-                absence_views.scene_part(request, scene, access),
-            ]
-        ),
+        "parts": scene_status_parts(request, scene, access, **waiting_extra),
     }
     return page_or_fragment(request, "campaigns/status/scene_status.html", "status", context)

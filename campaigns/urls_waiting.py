@@ -1,3 +1,9 @@
-"""(being written)"""
+"""Whose turn it is (issue 17): the direction nudges an awaited member."""
 
-urlpatterns: list = []
+from django.urls import path
+
+from campaigns import waiting_actions
+
+urlpatterns = [
+    path("partidas/<slug:slug>/escenas/<int:scene_id>/toque/", waiting_actions.nudge, name="nudge"),
+]

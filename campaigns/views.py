@@ -11,7 +11,6 @@ from copy import copy
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.core.cache import cache
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.core.paginator import Paginator
 from django.db import connection
@@ -27,7 +26,7 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods, require_POST, require_safe
 
 from accounts.limits import refusal_message
-from campaigns import context_processors, extensions, fragments, invitations, notify, services, status
+from campaigns import absences, context_processors, extensions, fragments, invitations, notify, services, status
 from campaigns import permissions as perms
 from campaigns.access import campaign_for
 from campaigns.forms import (
@@ -186,15 +185,14 @@ def _my_campaigns_html(request: HttpRequest):
     leaves a campaign, one of them changes (a post, a scene, a member) or the
     user reads on."""
     user = request.user
-    member, people = fragments.versions(fragments.member_scope(user.pk), fragments.PEOPLE)
-    ids_key = fragments.key("my-campaign-ids", user.pk, member)
-    ids = cache.get(ids_key)
-    mine = None
-    if ids is None:
-        mine = list(Campaign.objects.of_user(user).select_related("gm").only(*LISTED_CAMPAIGN_FIELDS))
-        ids = [campaign.pk for campaign in mine]
-        cache.set(ids_key, ids, fragments.FRAGMENT_SECONDS)
-    campaign_versions = fragments.versions(*(fragments.campaign_scope(pk) for pk in ids))
+    loaded: dict[str, list[Campaign]] = {}
+
+    def load() -> list[int]:
+        loaded["mine"] = list(Campaign.objects.of_user(user).select_related("gm").only(*LISTED_CAMPAIGN_FIELDS))
+        return [campaign.pk for campaign in loaded["mine"]]
+
+    member, people, ids, campaign_versions = fragments.member_campaigns(user, load)
+    mine = loaded.get("mine")
     key = fragments.key(
         "my-campaigns", user.pk, member, people, fragments.digest(ids, campaign_versions), _read_marks(request)
     )
@@ -254,6 +252,11 @@ def _campaign_page(request: HttpRequest, campaign: Campaign, access: Access, *, 
         .select_related("user")
         .only("role", "user__username", "user__display_name")
     )
+    # Who is away today, beside their name, for members (one query; the day
+    # is in the page's key): a note may be personal.
+    away = absences.away_for_request(request, campaign) if access.is_member else {}
+    for membership in memberships:
+        membership.absence = away.get(membership.user_id)
     context = {
         "campaign": campaign,
         "access": access,
@@ -262,6 +265,7 @@ def _campaign_page(request: HttpRequest, campaign: Campaign, access: Access, *, 
         "story_started": any(not scene.is_offgame for scene in scenes),
         "offgame_scene": next((scene for scene in scenes if scene.is_offgame), None),
         "memberships": memberships,
+        "gm_absence": away.get(campaign.gm_id),
         "additions": extensions.additions("campaign_page", request, access),
         "can_apply": perms.can_apply(access) and not pending,
         "pending_application": pending,
@@ -294,6 +298,8 @@ def campaign_detail(request: HtmxHttpRequest, slug: str) -> HttpResponse:
         fragments.viewer(request.user, access.standing),
         int(pending),
         _read_marks(request, campaign) if access.is_member else "",
+        # Absences start and end with the campaign's day (the badges by the names).
+        absences.campaign_today(campaign),
     )
     content = fragments.fragment(request, key, lambda: _campaign_page(request, campaign, access, pending=pending))
     # What changes with the clock (absences, deadlines, pace) is never kept.

@@ -165,6 +165,8 @@ class SheetEvent(models.Model):
         APPROVED = "approved", _("aprobó la ficha")
         RETURNED = "returned", _("devolvió la ficha")
         IMPORTED = "imported", _("importó la ficha")
+        # Someone played the character for its absent owner (``table.takeover``).
+        TAKEOVER = "takeover", _("escribió en nombre de su dueño")
 
     campaign = models.ForeignKey("campaigns.Campaign", on_delete=models.CASCADE, related_name="sheet_events")
     character = models.ForeignKey(Character, null=True, blank=True, on_delete=models.CASCADE, related_name="events")

@@ -52,6 +52,7 @@ from campaigns.permissions import Access
 from campaigns.threads import POSTS_PER_PAGE, decorate_posts
 from sheets.models import Character
 from table import cards, fragments
+from table import takeover as takeovers
 from table.models import TableRoll
 
 # What a roll's actions read of its table roll and character.
@@ -295,13 +296,25 @@ def _posts_to_render(ids: Iterable[int]) -> list[Post]:
     whispers to chosen members)."""
     posts = list(
         Post.objects.filter(pk__in=list(ids))
-        .select_related("author", "character", "quote_of__author", "quote_of__character")
+        .select_related("author", "character", "quote_of__author", "quote_of__character", "on_behalf_of")
         .order_by("pk")
     )
     chosen = [post for post in posts if post.recipients == Post.Recipients.CHOSEN]
     if chosen:
         prefetch_related_objects(chosen, Prefetch("chosen_recipients", queryset=User.objects.order_by("pk")))
     return posts
+
+
+def _mark_written_for_others(posts: Iterable[Post], campaign) -> None:
+    """For the posts written for an absent owner (``Post.on_behalf_of``),
+    whether their author is of the direction (``post.by_direction``): one
+    query when the page has any, none otherwise."""
+    behalf = [post for post in posts if post.on_behalf_of_id is not None]
+    if not behalf:
+        return
+    direction = takeovers.direction_ids(campaign)
+    for post in behalf:
+        post.by_direction = post.author_id in direction
 
 
 def _rolls_of(scene: Scene, post_ids: list[int]) -> list[TableRoll]:
@@ -402,6 +415,7 @@ def _render_posts(
     if not_loaded := [p.pk for p in missing if p.pk not in posts]:
         posts.update((post.pk, post) for post in _posts_to_render(not_loaded))
     decorate_posts(posts.values(), access, scene)
+    _mark_written_for_others(posts.values(), scene.campaign)
     by_post = _rolls_by_post(rolls)
     bodies = cards.card_bodies([tr for p in missing for tr in by_post[p.pk]], access=access)
     holes = fragments.new_holes()

@@ -12,6 +12,7 @@ from campaigns import services as forum
 from campaigns.models import Post, Scene
 from campaigns.permissions import Access
 from table import post_rolls
+from table import takeover as takeovers
 from table.post_rolls import PlannedRoll
 from table.roll_requests import services as roll_requests
 
@@ -33,6 +34,7 @@ def post_with_rolls_create(
     answers: int | None = None,
     answer_seed: str | None = None,
     submission_key: str | None = None,
+    takeover_id: int | None = None,
 ) -> Post:
     """Publish a post with its rolls (``rolls``, or the one roll answering the
     GM's request ``answers``), all in one transaction.
@@ -41,9 +43,20 @@ def post_with_rolls_create(
     submission of the same form return the post it already made, with no new
     roll. Side effects: the post, its table rolls through the signed log, the
     request marked as answered, the author's read marker, notifications.
+
+    ``takeover_id``: a takeover by which the author carries ``character`` for its absent owner
+    (``table.takeover``): the post names the owner, and it and its rolls are
+    written in the sheet's history.
     """
     speaking_as = character if voice == Post.Voice.CHARACTER else None
-    forum.post_allowed(access=access, scene=scene, voice=voice, character=character)
+    takeover = None
+    if takeover_id is not None:
+        if speaking_as is None:
+            raise ValidationError(_("Para escribir por su dueño, escribe como el personaje."), code="takeover_voice")
+        takeover = takeovers.lock_current(takeover_id=takeover_id, access=access, scene=scene, character=character)
+        takeover.character = character
+    else:
+        forum.post_allowed(access=access, scene=scene, voice=voice, character=character)
     if rolls and not access.is_gm:
         if voice != Post.Voice.CHARACTER:
             raise ValidationError(_("Para tirar, escribe como tu personaje."), code="roll_voice")
@@ -53,19 +66,32 @@ def post_with_rolls_create(
         raise ValidationError(
             _("Al contestar a una petición de la dirección, el mensaje lleva solo esa tirada."), code="request_rolls"
         )
-    post, created = forum.post_insert(
-        access=access,
-        scene=scene,
-        voice=voice,
-        body=body,
-        note=note,
-        character=character,
-        npc_name=npc_name,
-        recipients=recipients,
-        chosen=chosen,
-        quote_of=quote_of,
-        submission_key=submission_key,
-    )
+    if takeover is not None:
+        post, created = takeovers.post_insert(
+            access=access,
+            takeover=takeover,
+            scene=scene,
+            body=body,
+            note=note,
+            recipients=recipients,
+            chosen=chosen,
+            quote_of=quote_of,
+            submission_key=submission_key,
+        )
+    else:
+        post, created = forum.post_insert(
+            access=access,
+            scene=scene,
+            voice=voice,
+            body=body,
+            note=note,
+            character=character,
+            npc_name=npc_name,
+            recipients=recipients,
+            chosen=chosen,
+            quote_of=quote_of,
+            submission_key=submission_key,
+        )
     if not created:
         return post
     request = None
@@ -77,5 +103,7 @@ def post_with_rolls_create(
     made = post_rolls.post_rolls_create(post=post, user=access.user, planned=rolls)
     if request is not None:
         roll_requests.request_answered(request=request, table_roll=made[0])
+    if takeover is not None:
+        takeovers.post_recorded(takeover=takeover, post=post, table_rolls=made)
     forum.post_published(post, access=access)
     return post

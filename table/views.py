@@ -14,7 +14,7 @@ rendered from the cache (``_post_form_html``).
 from __future__ import annotations
 
 import secrets
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import partial
 from types import SimpleNamespace
 
@@ -48,6 +48,7 @@ from campaigns.versions import scene_version
 from hitos_site.htmx import HtmxHttpRequest, form_again, page_or_fragment, redirect_after, wants_fragment
 from sheets.models import Character
 from table import fragments, post_list, post_rolls, services, systems
+from table import takeover as takeovers
 from table.access import scene_for, scene_for_reading
 from table.forms import ROLL_ROWS, TablePostForm
 from table.roll_requests import services as roll_requests
@@ -68,6 +69,9 @@ class _Writer:
     members: QuerySet
     # What the game's rows show beyond these (``GameSystem.writer_facts``).
     game_facts: tuple = ()
+    # The characters among ``characters`` the writer carries for an absent
+    # owner (``table.takeover``): character id → (takeover id, owner's name).
+    taken: dict = field(default_factory=dict)
     # A digest of ``rows()`` when the writer was kept in the cache.
     made_of: str = ""
 
@@ -84,6 +88,7 @@ class _Writer:
             npcs=self.npcs,
             requests=self.requests,
             members=self.members,
+            taken={pk: owner for pk, (_takeover, owner) in self.taken.items()},
         )
 
     def rows(self) -> tuple:
@@ -96,6 +101,7 @@ class _Writer:
             fragments.rows(self.requests),
             fragments.rows(self.members),
             self.game_facts,
+            sorted(self.taken.items()),
         )
 
 
@@ -127,11 +133,19 @@ def _reading_writer(access: Access, scene: Scene, *, version: int, content: tupl
 def _writer(access: Access, scene: Scene) -> _Writer:
     system = systems.for_campaign(scene.campaign)
     loaded = system.characters if system is not None else (lambda queryset: queryset)
-    characters, npcs, requests = [], [], []
+    characters, npcs, requests, taken = [], [], [], {}
     if access.user.is_authenticated:
-        characters = list(loaded(Character.objects.filter(campaign=scene.campaign, owner=access.user).approved()))
-        if characters:
+        # Their own, and those of absent players they carry in this scene
+        # (``table.takeover``), in the same query.
+        characters = list(loaded(takeovers.voiced_characters(access, scene)))
+        own = [c for c in characters if c.owner_id == access.user.pk]
+        if own:
             requests = roll_requests.open_requests(scene=scene, user=access.user)
+        if len(own) < len(characters):
+            carried = takeovers.voiceable(access, scene)
+            characters = [c for c in characters if c.owner_id == access.user.pk or c.pk in carried]
+            requests += takeovers.open_requests(scene, carried)
+            taken = {pk: (t.pk, t.owner.public_name) for pk, t in carried.items()}
     can_npc = perms.can_write_as_npc(access)
     if can_npc:
         npcs = list(loaded(Character.objects.filter(campaign=scene.campaign).npcs()))
@@ -141,6 +155,7 @@ def _writer(access: Access, scene: Scene) -> _Writer:
         can_npc=can_npc,
         npcs=npcs,
         requests=requests,
+        taken=taken,
         game_facts=system.writer_facts(characters, npcs) if system is not None else (),
         # Only what the choices show of each member.
         members=_whisper_members(access, scene).only("username", "display_name")
@@ -570,9 +585,12 @@ def post_create(request: HtmxHttpRequest, slug: str, scene_id: int) -> HttpRespo
         return render(
             request, "campaigns/forbidden.html", {"message": message, "back_url": scene.get_absolute_url()}, status=403
         )
-    form = _post_form(access, scene, request.POST)
+    writer = _writer(access, scene)
+    form = writer.form(request.POST)
     if form.is_valid() and (planned := _plan_rolls(form, scene)) is not None:
         data = form.cleaned_data
+        # Written as a character the writer carries for its absent owner.
+        carried = writer.taken.get(data["character"].pk) if data["character"] is not None else None
         quote = None
         if data.get("quote_of"):
             # Only a post the author can read may be quoted.
@@ -593,6 +611,7 @@ def post_create(request: HtmxHttpRequest, slug: str, scene_id: int) -> HttpRespo
                 answers=data.get("answers"),
                 answer_seed=data.get("answer_seed") or None,
                 submission_key=data["submission_key"] or None,
+                takeover_id=carried[0] if carried is not None else None,
             )
         except ValidationError as exc:
             form.add_error(None, exc)

@@ -76,3 +76,8 @@ class AventurasConfig(AppConfig):
             AventurasInitiative,
             lambda row: [fragments.campaign_scope(fragments.related_id(row, "scene", "campaign_id"))],
         )
+
+        from systems.aventuras.contests import waiting as reaction_waiting
+
+        # Whose turn it is and the deadlines (issue 17): the open reactions.
+        reaction_waiting.register()

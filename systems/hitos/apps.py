@@ -59,3 +59,11 @@ class HitosConfig(AppConfig):
         for model in (Combatant, Attack):
             fragments.track(model, of("combat"))
         fragments.track(SceneAspect, of("scene"))
+
+        from systems.hitos.activations import waiting as activation_waiting
+        from systems.hitos.combat import turns
+
+        # Whose turn it is and the deadlines (issue 17): the combat's turn and
+        # round, the pending negative activations.
+        turns.register()
+        activation_waiting.register()

@@ -55,3 +55,8 @@ class VaesenConfig(AppConfig):
             fragments.track(
                 model, lambda row: [fragments.campaign_scope(fragments.related_id(row, "combat", "campaign_id"))]
             )
+
+        from systems.vaesen.combat import turns
+
+        # Whose turn it is and its deadline (issue 17).
+        turns.register()

@@ -8,18 +8,23 @@ player's form.
 
 from __future__ import annotations
 
+from datetime import datetime, timedelta
+
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from campaigns import versions
-from campaigns.models import Scene
+from campaigns import deadlines, versions
+from campaigns.models import Deadline, Scene
 from campaigns.permissions import Access
 from sheets.models import Character
 from table.models import RollRequest, TableRoll
 from table.post_rolls import system_of
 from table.roll_requests import notify
+
+# The kind of ``campaigns.models.Deadline`` a roll request is given.
+DEADLINE_KIND = "request"
 
 
 def _asked_owners(scene: Scene) -> frozenset[int]:
@@ -34,25 +39,47 @@ def _asked_owners(scene: Scene) -> frozenset[int]:
     return versions.scene_fact(scene.pk, "asked-owners", owners)
 
 
+def with_deadlines(requests: list[RollRequest], scene: Scene) -> list[RollRequest]:
+    """The requests, each with its open ``deadline`` (None without one): one
+    query when there are any. Setting or withdrawing a deadline happens in
+    the same transaction as a request made, answered or cancelled, which
+    moves the scene's version the pages keep these under."""
+    found = deadlines.open_for(DEADLINE_KIND, [request.pk for request in requests])
+    # ``{% deadline_line %}`` reads the campaign: the scene's when it is loaded, not a query.
+    campaign = scene.campaign if Scene.campaign.is_cached(scene) else None
+    for request in requests:
+        request.deadline = found.get(request.pk)
+        if request.deadline is not None and campaign is not None:
+            request.deadline.campaign = campaign
+    return requests
+
+
 def open_requests(*, scene: Scene, user) -> list[RollRequest]:
-    """The open requests of ``scene`` to the characters ``user`` plays."""
+    """The open requests of ``scene`` to the characters ``user`` plays, with
+    their deadlines."""
     if not user.is_authenticated or user.pk not in _asked_owners(scene):
         return []
-    return list(
-        RollRequest.objects.filter(
-            scene=scene, character__owner=user, answered_at__isnull=True, cancelled_at__isnull=True
-        ).select_related("character")
+    return with_deadlines(
+        list(
+            RollRequest.objects.filter(
+                scene=scene, character__owner=user, answered_at__isnull=True, cancelled_at__isnull=True
+            ).select_related("character")
+        ),
+        scene,
     )
 
 
 def scene_requests(*, scene: Scene) -> list[RollRequest]:
-    """Every open request of the scene, for the GM's list."""
+    """Every open request of the scene, for the GM's list, with their deadlines."""
     if not _asked_owners(scene):
         return []
-    return list(
-        RollRequest.objects.filter(scene=scene, answered_at__isnull=True, cancelled_at__isnull=True).select_related(
-            "character__owner"
-        )
+    return with_deadlines(
+        list(
+            RollRequest.objects.filter(scene=scene, answered_at__isnull=True, cancelled_at__isnull=True).select_related(
+                "character__owner"
+            )
+        ),
+        scene,
     )
 
 
@@ -64,11 +91,15 @@ def request_create(
     character: Character,
     purpose: str,
     difficulty_hidden: bool = False,
+    due_at: datetime | None = None,
+    remind_before: timedelta = deadlines.DEFAULT_REMIND,
     **fields,
 ) -> RollRequest:
     """The GM asks ``character`` for a roll; ``fields`` are what the
-    campaign's game fixes of it (``GameSystem.request_fields``). Side
-    effects: the request row and a notification to the character's player."""
+    campaign's game fixes of it (``GameSystem.request_fields``); ``due_at``:
+    the date to answer by, if the GM gives one (reminded ``remind_before``).
+    Side effects: the request row, its deadline and a notification to the
+    character's player."""
     if not access.is_gm:
         raise PermissionDenied(_("Solo la dirección puede pedir tiradas."))
     if scene.campaign_id != access.campaign.pk or character.campaign_id != access.campaign.pk:
@@ -88,6 +119,16 @@ def request_create(
     system_of(access.campaign).request_plan(request)
     request.full_clean(exclude=["answer"])
     request.save()
+    if due_at is not None:
+        deadlines.set_deadline(
+            campaign=access.campaign,
+            scene=scene,
+            kind=DEADLINE_KIND,
+            target_id=request.pk,
+            due_at=due_at,
+            actor=access.user,
+            remind_before=remind_before,
+        )
     notify.roll_requested(request)
     return request
 
@@ -101,7 +142,30 @@ def request_cancel(*, access: Access, request: RollRequest) -> RollRequest:
         raise ValidationError(_("Esta petición ya está contestada o anulada."))
     locked.cancelled_at = timezone.now()
     locked.save(update_fields=["cancelled_at"])
+    deadlines.withdraw(DEADLINE_KIND, locked.pk, now=locked.cancelled_at)
     return locked
+
+
+def request_close_unanswered(*, deadline: Deadline, actor) -> str:
+    """The direction closes a request whose deadline passed with no answer
+    (inside the caller's transaction, which records the deadline as settled
+    by ``actor``). Nothing is rolled for the character: the request is
+    only closed. Returns the sentence recorded on the deadline."""
+    locked = (
+        RollRequest.objects.select_for_update(of=("self",))
+        .select_related("character")
+        .filter(pk=deadline.target_id, campaign_id=deadline.campaign_id)
+        .first()
+    )
+    if locked is None or not locked.is_open:
+        raise ValidationError(_("Esta petición ya está contestada o anulada."), code="closed")
+    locked.cancelled_at = timezone.now()
+    locked.save(update_fields=["cancelled_at"])
+    return _("%(actor)s cerró sin respuesta la petición de tirada a %(name)s («%(purpose)s»): venció el plazo.") % {
+        "actor": actor.public_name,
+        "name": locked.character.name,
+        "purpose": locked.purpose,
+    }
 
 
 def request_lock_open(*, request_id: int, character: Character | None, scene=None) -> RollRequest:
@@ -131,4 +195,5 @@ def request_answered(*, request: RollRequest, table_roll: TableRoll) -> RollRequ
     request.answer = table_roll
     request.answered_at = timezone.now()
     request.save(update_fields=["answer", "answered_at"])
+    deadlines.withdraw(DEADLINE_KIND, request.pk, now=request.answered_at)
     return request

@@ -14,6 +14,7 @@ from django.shortcuts import get_object_or_404
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods, require_POST
 
+from campaigns import deadlines
 from campaigns import permissions as perms
 from hitos_site.htmx import HtmxHttpRequest, page_or_fragment, redirect_after
 from sheets.models import Character
@@ -42,8 +43,11 @@ def request_create(request: HtmxHttpRequest, slug: str, scene_id: int) -> HttpRe
     )
     if form is None:
         raise Http404
+    # When to answer by: the table's part of every game's form.
+    form.fields.update(deadlines.deadline_form_fields(scene.campaign))
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
+        due_at, remind_before = deadlines.deadline_from(data)
         try:
             roll_requests.request_create(
                 access=access,
@@ -51,10 +55,13 @@ def request_create(request: HtmxHttpRequest, slug: str, scene_id: int) -> HttpRe
                 character=data["character"],
                 difficulty_hidden=data["difficulty_hidden"],
                 purpose=data["purpose"],
+                due_at=due_at,
+                remind_before=remind_before,
                 **system.request_fields(data),
             )
         except ValidationError as exc:
-            form.add_error("skill" if exc.code == "skill" else None, exc)
+            field = {"skill": "skill", "past": "plazo"}.get(exc.code)
+            form.add_error(field, exc)
         else:
             messages.success(
                 request, _("Tirada pedida a %(name)s: se le ha avisado.") % {"name": data["character"].name}

@@ -257,6 +257,9 @@ def _names(patterns) -> set[str]:
 
 def test_the_matrix_has_a_row_for_every_url_of_the_app():
     from campaigns.urls import urlpatterns
+    from campaigns.urls_absences import urlpatterns as absence_urlpatterns
+    from campaigns.urls_deadlines import urlpatterns as deadline_urlpatterns
+    from campaigns.urls_waiting import urlpatterns as waiting_urlpatterns
     from table.urls import urlpatterns as table_urlpatterns
 
     # The user's own notifications belong to no campaign (tests/campaigns/test_views_notifications.py).
@@ -267,7 +270,10 @@ def test_the_matrix_has_a_row_for_every_url_of_the_app():
     # Taking an absent player's character over has its own matrix (tests/table/test_takeover_views.py).
     scene_page -= {name for p in table_urlpatterns if isinstance(p, URLResolver) for name in _names(p.url_patterns)}
     # The rules options of a campaign are its game's (systems/hitos/options).
-    names = _names(urlpatterns) - own | scene_page | {"campaign-options"}
+    # Absences, deadlines and nudges have their own matrices (tests/campaigns/test_absence_views.py,
+    # test_deadline_views.py, test_waiting_views.py).
+    pace = _names(absence_urlpatterns) | _names(deadline_urlpatterns) | _names(waiting_urlpatterns)
+    names = _names(urlpatterns) - own - pace | scene_page | {"campaign-options"}
     for rows in MATRIX.values():
         assert {name for name, _ in rows} - {"invitation-open-expired"} == names
 

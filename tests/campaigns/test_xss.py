@@ -83,15 +83,36 @@ def _scheme(url: str | None) -> str:
     return match.group(1).lower() if match else ""
 
 
+# The one drawing the site makes itself: the campaign's pace chart
+# (campaigns/pace.py), an inline SVG of these tags only. Names typed by users
+# are text inside it; a tag they slipped in would still be caught (its name,
+# its on* attributes, its addresses).
+CHART_CLASS = "pace-chart"
+CHART_TAGS = {"svg", "title", "desc", "g", "rect", "text"}
+
+
 class _Tags(HTMLParser):
     def __init__(self):
         super().__init__(convert_charrefs=True)
         self.tags: list[tuple[str, list[tuple[str, str | None]]]] = []
+        self.in_chart = False
 
     def handle_starttag(self, tag, attrs):
+        if tag == "svg" and CHART_CLASS in (dict(attrs).get("class") or "").split() and not self.in_chart:
+            self.in_chart = True
+        if self.in_chart:
+            assert tag in CHART_TAGS, tag
+            tag = f"chart:{tag}"
         self.tags.append((tag, attrs))
 
-    handle_startendtag = handle_starttag
+    def handle_startendtag(self, tag, attrs):
+        self.handle_starttag(tag, attrs)
+        if tag == "svg":
+            self.in_chart = False
+
+    def handle_endtag(self, tag):
+        if tag == "svg":
+            self.in_chart = False
 
 
 def _tags(html: str):

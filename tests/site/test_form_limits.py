@@ -36,6 +36,7 @@ import json
 import pkgutil
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import timedelta
 from functools import cached_property
 from html import escape
 from importlib import import_module
@@ -52,6 +53,7 @@ from django.urls import reverse
 from accounts.forms import BackgroundPasswordResetForm, LoginForm, ProfileForm, SignUpForm
 from accounts.limits import max_length_of
 from accounts.models import User
+from campaigns import absences as campaign_absences
 from campaigns import services as campaign_services
 from campaigns.forms import (
     ApplicationForm,
@@ -66,7 +68,9 @@ from campaigns.forms import (
     SceneForm,
     SearchForm,
 )
-from campaigns.models import Campaign, Membership, Post, Role, Scene, SceneRead
+from campaigns.forms_absences import AbsenceForm, ConsentForm
+from campaigns.forms_waiting import NudgeForm, SceneDeadlineForm, SettleForm
+from campaigns.models import Absence, Campaign, Membership, Post, Role, Scene, SceneRead
 from campaigns.permissions import campaign_access
 from rolls import services as roll_services
 from rolls.forms import CLIENT_SEED_MAX_LENGTH, CLIENT_SEED_MESSAGE, FreeRollForm
@@ -93,6 +97,7 @@ from systems.hitos.combat.forms import (
     CombatStartForm,
     DelayForm,
     EffectForm,
+    RoundDeadlineForm,
     ShiftForm,
 )
 from systems.hitos.horror import services as horror
@@ -130,7 +135,8 @@ from systems.vaesen.rolls import forms as vaesen_roll_forms
 from systems.vaesen.rolls import services as vaesen_rolls
 from systems.vaesen.sheet import forms as vaesen_forms
 from systems.vaesen.sheet import services as vaesen_sheet_services
-from table.forms import TablePostForm
+from table import takeover as takeover_services
+from table.forms import TablePostForm, TakeoverEndForm, TakeoverForm
 from table.models import TableRoll
 from tests.conftest import World as PlayWorld
 from tests.conftest import chosen_dice
@@ -166,6 +172,27 @@ class World(PlayWorld):
     @property
     def head(self) -> str:
         return CampaignLog.objects.get(campaign=self.campaign).head_hash
+
+    @cached_property
+    def bruno_away(self) -> Absence:
+        """Bruno is away this week and lets the direction play Tomás."""
+        today = campaign_absences.campaign_today(self.campaign)
+        Membership.objects.filter(campaign=self.campaign, user=self.bruno).update(takeover_consent="gm")
+        return Absence.objects.create(
+            campaign=self.campaign, user=self.bruno, starts_on=today, ends_on=today + timedelta(days=3)
+        )
+
+    @cached_property
+    def takeover(self):
+        """The GM plays Tomás while Bruno is away."""
+        self.bruno_away  # noqa: B018 (made when first asked for)
+        return takeover_services.takeover_start(
+            access=campaign_access(self.gm, self.campaign),
+            character=self.tomas,
+            taken_by=self.gm,
+            scene=None,
+            reason="De viaje.",
+        )
 
     @cached_property
     def applicant(self):
@@ -933,6 +960,46 @@ FORMS: dict[type[forms.BaseForm], tuple[Target, ...]] = {
         ),
     ),
     # --- campaigns
+    AbsenceForm: (
+        Target(
+            "campaigns:absences",
+            lambda w: w.url("campaigns:absences"),
+            "ana",
+            lambda w: {
+                "starts_on": campaign_absences.campaign_today(w.campaign).isoformat(),
+                "ends_on": (campaign_absences.campaign_today(w.campaign) + timedelta(days=3)).isoformat(),
+                "note": "de viaje",
+                "hold_notifications": "on",
+            },
+            lambda w: AbsenceForm(campaign=w.campaign, user=w.ana, action="/"),
+            text=("note",),
+        ),
+    ),
+    TakeoverForm: (
+        Target(
+            "table:takeover-start",
+            lambda w: (w.bruno_away, w.url("table:takeover-start"))[1],
+            "gm",
+            lambda w: {"character": w.tomas.pk, "taken_by": w.gm.pk, "scene": "", "reason": "Bruno está de viaje."},
+            lambda w: TakeoverForm(
+                campaign=w.campaign,
+                candidates=takeover_services.candidates(w.campaign),
+                direction=takeover_services.direction_ids(w.campaign),
+            ),
+            text=("reason",),
+        ),
+    ),
+    TakeoverEndForm: (
+        Target(
+            "table:takeover-end",
+            lambda w: w.url("table:takeover-end", w.takeover.pk),
+            "gm",
+            lambda w: {"reason": "Ha vuelto."},
+            lambda w: TakeoverEndForm(),
+            text=("reason",),
+            echoes=False,
+        ),
+    ),
     CampaignForm: (
         Target(
             "campaigns:campaign-create",
@@ -2114,6 +2181,16 @@ NOT_TYPED = {
     aventuras_forms.ImportForm: "a file",
     aventuras_hero_forms.DecisionForm: "a choice (accept, refuse, take back)",
     aventuras_contest_forms.InitiativeForm: "checkboxes",
+    # Issue 17: what a member allows while away; deadlines (a date in the
+    # campaign's time zone, refused in Spanish when past or skipped by the
+    # clocks: tests/campaigns/test_deadlines.py) and whom to nudge.
+    ConsentForm: "a choice",
+    SceneDeadlineForm: "a date and a choice",
+    SettleForm: "choices and a date",
+    NudgeForm: "a choice of member",
+    RoundDeadlineForm: "a date and a choice",
+    vaesen_combat.TurnDeadlineForm: "a date and a choice",
+    aventuras_contest_forms.ReactionDeadlineForm: "a date and a choice",
 }
 
 # Text areas "one per line" whose lines are each stored as a row: the limit

@@ -8,6 +8,7 @@ from django import forms
 from django.utils.translation import gettext_lazy as _
 
 from accounts.limits import LIMIT_MESSAGES, text_field
+from campaigns import deadlines
 from rolls.forms import client_seed_field
 from systems.aventuras.models import ATTRIBUTE_CHOICES, AventurasContest
 
@@ -170,3 +171,14 @@ class InitiativeForm(forms.Form):
 
     def chosen(self):
         return [self.by_id[pk] for pk in self.cleaned_data["characters"]]
+
+
+class ReactionDeadlineForm(forms.Form):
+    """The direction gives an open reaction a date to answer by (issue 17):
+    in the campaign's time zone, with when to remind the target's player."""
+
+    def __init__(self, *args, campaign, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields.update(deadlines.deadline_form_fields(campaign, required=True))
+        self.fields["plazo"].label = _("Plazo para reaccionar")
+        self.fields["plazo"].error_messages["required"] = _("Indica el plazo: una fecha y una hora.")

@@ -24,7 +24,8 @@ from django.urls import reverse
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from campaigns.models import Membership, Post, Role, Scene
+from campaigns import deadlines
+from campaigns.models import Deadline, Membership, Post, Role, Scene
 from campaigns.permissions import Access, campaign_access
 from rolls.models import RollEntry
 from rules import aventuras
@@ -35,6 +36,8 @@ from systems.aventuras.models import AventurasReaction, AventurasSheet
 
 # A17 — the campaign option is not offered: both orders agree whenever the action succeeds.
 ORDER = ReactionOrder.NORMALS_FIRST
+# The kind of ``campaigns.models.Deadline`` a reaction may be given (target: the reaction).
+DEADLINE_KIND = "reaction"
 
 
 def open_reactions(action, targets, *, by) -> list:
@@ -143,6 +146,7 @@ def answer(reaction, table_roll, *, by) -> None:
     locked.roll = table_roll
     locked.save(update_fields=["roll"])
     reaction.roll = table_roll
+    deadlines.withdraw(DEADLINE_KIND, locked.pk)
 
 
 def react(
@@ -203,6 +207,7 @@ def react(
         )
         locked.roll = table_roll
         locked.save(update_fields=["roll"])
+        deadlines.withdraw(DEADLINE_KIND, locked.pk)
     return table_roll
 
 
@@ -222,6 +227,29 @@ def decline(*, reaction: AventurasReaction, access: Access) -> None:
         locked.declined_at = timezone.now()
         locked.declined_by = access.user
         locked.save(update_fields=["declined_at", "declined_by"])
+        deadlines.withdraw(DEADLINE_KIND, locked.pk, now=locked.declined_at)
+
+
+def decline_unanswered(*, deadline: Deadline, actor) -> str:
+    """A14 — the reaction's deadline passed unanswered and the direction
+    settles it: the target does not react (reactions are optional, so this
+    makes up nothing the player did). Inside the caller's transaction, which
+    records the deadline as settled by ``actor``; the reaction records who
+    declined it. Returns the sentence recorded."""
+    reaction = AventurasReaction.objects.filter(pk=deadline.target_id, action__campaign_id=deadline.campaign_id).first()
+    if reaction is None:
+        raise ValidationError(_("Esa reacción ya no existe."), code="gone")
+    locked = _locked(reaction)
+    if not campaign_access(actor, locked.action.campaign).is_gm:
+        raise ValidationError(_("Solo la dirección resuelve un plazo vencido."), code="gm")
+    locked.declined_at = timezone.now()
+    locked.declined_by = actor
+    locked.save(update_fields=["declined_at", "declined_by"])
+    return _("%(actor)s: %(name)s no reacciona a «%(purpose)s» (venció el plazo sin respuesta).") % {
+        "actor": actor.public_name,
+        "name": locked.target.name,
+        "purpose": locked.action.first.purpose if locked.action.first_id else "",
+    }
 
 
 def _difficulty(table_roll) -> int:
@@ -312,6 +340,8 @@ def card_reactions(table_rolls, *, access) -> dict[int, dict]:
             row["result"]["hidden"] = hidden and not row["result"]["by_reaction"]
             row["result"]["private"] = row["private"]
         row["can_answer"] = reaction.open and controls(access, reaction.target)
+        if reaction.open and access.is_gm and not reaction.target.is_npc:
+            row["deadline_url"] = reverse("aventuras:reaction-deadline", args=[access.campaign.slug, reaction.pk])
         if row["can_answer"]:
             row["form"] = ReactForm(character=reaction.target, prefix=f"reaccion-{reaction.pk}")
             args = [access.campaign.slug, reaction.pk]

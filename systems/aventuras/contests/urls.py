@@ -20,4 +20,5 @@ urlpatterns = [
         views.reaction_decline,
         name="reaction-decline",
     ),
+    path("partidas/<slug:slug>/reacciones/<int:reaction_id>/plazo/", views.reaction_deadline, name="reaction-deadline"),
 ]

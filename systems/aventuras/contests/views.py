@@ -21,14 +21,22 @@ from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils.cache import patch_vary_headers
 from django.utils.translation import gettext as _
-from django.views.decorators.http import require_POST, require_safe
+from django.views.decorators.http import require_http_methods, require_POST, require_safe
 
+from campaigns import deadlines
 from campaigns import permissions as perms
 from campaigns.models import Scene
 from campaigns.permissions import Access
-from hitos_site.htmx import HtmxHttpRequest, wants_fragment
+from hitos_site.htmx import HtmxHttpRequest, page_or_fragment, redirect_after, wants_fragment
 from systems.aventuras.contests import reactions, services
-from systems.aventuras.contests.forms import CancelForm, ContestForm, ContestRollForm, InitiativeForm, ReactForm
+from systems.aventuras.contests.forms import (
+    CancelForm,
+    ContestForm,
+    ContestRollForm,
+    InitiativeForm,
+    ReactForm,
+    ReactionDeadlineForm,
+)
 from systems.aventuras.contests.panel import TEMPLATE as PANEL
 from systems.aventuras.contests.panel import cancel_prefix, panel_context
 from systems.aventuras.models import AventurasContest, AventurasContestant, AventurasReaction
@@ -310,3 +318,47 @@ def reaction_decline(request: HtmxHttpRequest, slug: str, reaction_id: int) -> H
     except ValidationError as exc:
         return _reaction_done(request, reaction, access, _message(exc))
     return _reaction_done(request, reaction, access)
+
+
+@login_required
+@require_http_methods(["GET", "HEAD", "POST"])
+def reaction_deadline(request: HtmxHttpRequest, slug: str, reaction_id: int) -> HttpResponse:
+    """The direction gives an open reaction of a player's character a date
+    to answer by (or moves it); once it passes, the settle page offers
+    «No reacciona» (A14)."""
+    reaction, access = _reaction(request, slug, reaction_id)
+    if not perms.can_manage(access):
+        raise PermissionDenied(_("Solo la dirección da plazos."))
+    if not reaction.open or reaction.target.is_npc or reaction.action.scene_id is None:
+        raise Http404
+    current = deadlines.open_for(reactions.DEADLINE_KIND, [reaction.pk]).get(reaction.pk)
+    if current is not None:
+        current.campaign = access.campaign
+    form = ReactionDeadlineForm(request.POST if request.method == "POST" else None, campaign=access.campaign)
+    if request.method == "POST" and form.is_valid():
+        due_at, remind_before = deadlines.deadline_from(form.cleaned_data)
+        try:
+            deadlines.set_deadline(
+                campaign=access.campaign,
+                scene=reaction.action.scene,
+                kind=reactions.DEADLINE_KIND,
+                target_id=reaction.pk,
+                due_at=due_at,
+                actor=request.user,
+                remind_before=remind_before,
+            )
+        except ValidationError as exc:
+            form.add_error("plazo" if exc.code == "past" else None, exc)
+        else:
+            messages.success(
+                request, _("Plazo dado a la reacción de %(name)s: se le recordará.") % {"name": reaction.target.name}
+            )
+            return redirect_after(request, _back(reaction))
+    context = {
+        "campaign": access.campaign,
+        "reaction": reaction,
+        "form": form,
+        "deadline": current,
+        "back": _back(reaction),
+    }
+    return page_or_fragment(request, "aventuras/reactions/deadline.html", "reaction-deadline-form", context)

@@ -25,7 +25,8 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from campaigns.models import Campaign
+from campaigns import deadlines
+from campaigns.models import Campaign, Deadline
 from campaigns.permissions import Access, campaign_access
 from rules import hitos, hitos_drama
 from rules.hitos_drama import BANK, Transfer
@@ -476,8 +477,33 @@ def activate_negative(*, table_roll: TableRoll, user, aspect_choice: str, positi
             raise ValidationError(
                 _("Esta tirada ya espera respuesta a otra activación en contra."), code="pending"
             ) from None
+        _give_deadline(activation, tr, user=user)
         notify.activation_pending(activation)
     return activation
+
+
+# The kind of ``campaigns.models.Deadline`` a pending negative activation has
+# (target: the activation): the campaigns' clock reminds the player and tells
+# the direction when it passes, and the direction settles it as the rule says.
+DEADLINE_KIND = "activation"
+
+
+def _give_deadline(activation: Activation, tr: TableRoll, *, user) -> None:
+    """The answer's deadline (the campaign's ``activation_deadline_hours``)
+    as a campaign deadline, reminded halfway through a window shorter than
+    two days."""
+    if tr.scene_id is None:
+        return
+    window = timedelta(hours=table_setting(tr.campaign, "activation_deadline_hours"))
+    deadlines.set_deadline(
+        campaign=tr.campaign,
+        scene=tr.scene,
+        kind=DEADLINE_KIND,
+        target_id=activation.pk,
+        due_at=activation.deadline,
+        actor=user,
+        remind_before=min(deadlines.DEFAULT_REMIND, window / 2),
+    )
 
 
 def _locked_pending(activation: Activation) -> Activation:
@@ -578,7 +604,10 @@ def activation_answer(*, activation: Activation, user, accept: bool) -> Activati
             )
         if not may_answer(locked, user, campaign_access(user, locked.campaign)):
             raise PermissionDenied(_("Solo el jugador afectado responde a esta activación."))
-        return _decide(locked, user=user, accept=accept)
+        decided = _decide(locked, user=user, accept=accept)
+        if decided.kind == Activation.Kind.NEGATIVE:
+            deadlines.withdraw(DEADLINE_KIND, decided.pk, now=decided.decided_at)
+        return decided
 
 
 def answer_negative(*, activation: Activation, user, accept: bool) -> Activation:
@@ -606,9 +635,53 @@ def settle_negative(*, activation: Activation, user) -> Activation:
             )
         if not campaign_access(user, locked.campaign).is_gm:
             raise PermissionDenied(_("Solo la dirección resuelve activaciones pendientes."))
-        if locked.deadline is None or timezone.now() < locked.deadline:
+        deadline = Deadline.objects.open().filter(kind=DEADLINE_KIND, target_id=locked.pk).first()
+        due_at = deadline.due_at if deadline is not None else locked.deadline
+        if due_at is None or timezone.now() < due_at:
             raise ValidationError(_("El plazo para responder aún no ha vencido."), code="deadline")
-        return _decide(locked, user=user, accept=True)
+        decided = _decide(locked, user=user, accept=True)
+        if deadline is not None:
+            # Settled from the roll's card: the campaign's deadline records it as the settle page would.
+            deadline.settled_at = decided.decided_at
+            deadline.settled_by = user
+            deadline.passed_at = deadline.passed_at or decided.decided_at
+            deadline.settlement = _settled_sentence(decided, user)
+            deadline.save(update_fields=["settled_at", "settled_by", "passed_at", "settlement"])
+        return decided
+
+
+def _settled_sentence(activation: Activation, user) -> str:
+    return _(
+        "%(actor)s dio por aceptada la activación en contra «%(aspect)s» de %(name)s: venció el plazo sin respuesta."
+    ) % {
+        "actor": user.public_name,
+        "aspect": activation.aspect_text,
+        "name": activation.target_character.name if activation.target_character else "",
+    }
+
+
+def settle_unanswered(*, deadline: Deadline, actor) -> str:
+    """The campaign's deadline of a pending negative activation passed and
+    the direction settles it: it counts as accepted (the re-roll is made,
+    the target gains the point, H22), as ``settle_negative``. Inside the
+    caller's transaction, which records the deadline as settled. Returns the
+    sentence recorded."""
+    activation = Activation.objects.filter(pk=deadline.target_id, campaign_id=deadline.campaign_id).first()
+    if activation is None:
+        raise ValidationError(_("Esa activación ya no existe."), code="gone")
+    if activation.table_roll_id:
+        lock_table_roll(activation.table_roll)
+    locked = _locked_pending(activation)
+    if locked.table_roll_id:
+        locked.table_roll = TableRoll.objects.select_related("campaign", "latest", "owner", "post").get(
+            pk=locked.table_roll_id
+        )
+    if not campaign_access(actor, locked.campaign).is_gm:
+        raise ValidationError(_("Solo la dirección resuelve activaciones pendientes."), code="gm")
+    if timezone.now() < deadline.due_at:
+        raise ValidationError(_("El plazo para responder aún no ha vencido."), code="deadline")
+    decided = _decide(locked, user=actor, accept=True)
+    return _settled_sentence(decided, actor)
 
 
 def is_overdue(activation: Activation) -> bool:

@@ -7,6 +7,7 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
 from accounts.limits import LIMIT_MESSAGES, HiddenErrorsShown, text_field
+from campaigns import deadlines
 from campaigns.models import Campaign
 from rolls.forms import MODIFIER_REASON_MAX, client_seed_field, modifier_field
 from systems.hitos.combat import services
@@ -117,3 +118,14 @@ class EffectForm(forms.Form):
 
 
 # --- access and context --------------------------------------------------------------
+
+
+class RoundDeadlineForm(forms.Form):
+    """The direction gives the round a date to answer by (issue 17): in the
+    campaign's time zone, with when to remind the player waited for."""
+
+    def __init__(self, *args, campaign: Campaign, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields.update(deadlines.deadline_form_fields(campaign, required=True))
+        self.fields["plazo"].label = gettext_lazy("Plazo del asalto")
+        self.fields["plazo"].error_messages["required"] = gettext_lazy("Indica el plazo: una fecha y una hora.")

@@ -20,6 +20,7 @@ from django.urls import reverse
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
+from campaigns import deadlines
 from campaigns.models import Scene
 from campaigns.permissions import Access
 from rules import hitos
@@ -62,6 +63,8 @@ MAX_ROLL_OFFS = 10
 MAX_SHIFT = 3
 COMBAT_SKILL_CATEGORY = "combate"
 NPC_ATTACK = "npc"
+# The kind of ``campaigns.models.Deadline`` a combat's round is given (target: the combat).
+ROUND_DEADLINE = "round"
 
 
 def combat_url(combat: Combat) -> str:
@@ -96,6 +99,19 @@ def _ordered(combat: Combat) -> list[Combatant]:
         .select_related("character__campaign", "character__hitos")
         .order_by("order", "id")
     )
+
+
+def _round_answered(combat: Combat) -> None:
+    """Once no player character is waited for in the round (each acted,
+    holds its action or is out of the fight), its deadline needs nothing
+    more. Whose turn it is: ``systems.hitos.combat.turns``."""
+    waited = (
+        combat.combatants.filter(has_acted=False, delaying=False, out_of_combat=False)
+        .exclude(character__kind=Character.Kind.NPC)
+        .exists()
+    )
+    if not waited:
+        deadlines.withdraw(ROUND_DEADLINE, combat.pk)
 
 
 def _renumber(combatants: list[Combatant]) -> None:
@@ -258,6 +274,7 @@ def combatant_act(*, combatant: Combatant, access: Access) -> Combatant:
         combatant.has_acted = True
         combatant.delaying = False
         combatant.save(update_fields=["has_acted", "delaying"])
+        _round_answered(combatant.combat)
     return combatant
 
 
@@ -273,6 +290,7 @@ def combatant_delay(*, combatant: Combatant, access: Access, position: int | Non
         if position is None:
             current.delaying = True
             current.save(update_fields=["delaying"])
+            _round_answered(locked)
             return combatants
         if not 0 <= position < len(combatants):
             raise ValidationError(_("La posición va de 1 a %(n)s.") % {"n": len(combatants)}, code="position")
@@ -282,6 +300,7 @@ def combatant_delay(*, combatant: Combatant, access: Access, position: int | Non
         current.has_acted = True
         current.save(update_fields=["delaying", "has_acted"])
         _renumber(combatants)
+        _round_answered(locked)
     return combatants
 
 
@@ -301,6 +320,7 @@ def combatant_set(
         combatant.defenceless = defenceless
         combatant.out_of_combat = out_of_combat
         combatant.save(update_fields=["all_out_defence", "defenceless", "out_of_combat"])
+        _round_answered(combatant.combat)
     return combatant
 
 
@@ -312,6 +332,8 @@ def next_round(*, combat: Combat, access: Access) -> Combat:
         locked.round += 1
         locked.save(update_fields=["round"])
         locked.combatants.update(all_out_defence=False, delaying=False)
+        # A new round: the last one's deadline is over (the direction gives this one its own).
+        deadlines.withdraw(ROUND_DEADLINE, locked.pk)
     combat.round = locked.round
     return locked
 
@@ -322,6 +344,7 @@ def combat_end(*, combat: Combat, access: Access) -> Combat:
         locked = _lock(combat)
         locked.ended_at = timezone.now()
         locked.save(update_fields=["ended_at"])
+        deadlines.withdraw(ROUND_DEADLINE, locked.pk, now=locked.ended_at)
     combat.ended_at = locked.ended_at
     return locked
 

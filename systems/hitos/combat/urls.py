@@ -10,6 +10,7 @@ urlpatterns = [
     path(f"{_scene}<int:combat_id>/iniciativa/", views.combat_initiative, name="combat-initiative"),
     path(f"{_scene}<int:combat_id>/asalto/", views.combat_round, name="combat-round"),
     path(f"{_scene}<int:combat_id>/terminar/", views.combat_end, name="combat-end"),
+    path(f"{_scene}<int:combat_id>/plazo/", views.combat_deadline, name="combat-deadline"),
     path(f"{_scene}<int:combat_id>/participantes/", views.combatant_add, name="combat-combatant-add"),
     path(f"{_scene}<int:combat_id>/ataques/", views.attack_create, name="combat-attack"),
     path(f"{_scene}participantes/<int:combatant_id>/quitar/", views.combatant_remove, name="combat-combatant-remove"),

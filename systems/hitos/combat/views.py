@@ -12,25 +12,26 @@ from __future__ import annotations
 
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied, ValidationError
-from django.db.models import F, Prefetch
+from django.db.models import Exists, F, OuterRef, Prefetch, Subquery
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
 from django.template.loader import render_to_string
 from django.urls import reverse
+from django.utils import timezone
 from django.utils.cache import patch_vary_headers
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST, require_safe
 
 from accounts.limits import refusal_message
-from campaigns import fragments
+from campaigns import absences, deadlines, fragments
 from campaigns import permissions as perms
-from campaigns.models import Scene
+from campaigns.models import Absence, Deadline, Scene
 from campaigns.permissions import Access
 from hitos_site.htmx import HtmxHttpRequest, after_action, page_or_fragment, wants_fragment
 from sheets.permissions import can_play_character
 from systems.hitos import texts
 from systems.hitos.cards import activations_prefetch
-from systems.hitos.combat import services
+from systems.hitos.combat import services, turns
 from systems.hitos.combat.forms import (
     AttackForm,
     CombatantAddForm,
@@ -38,6 +39,7 @@ from systems.hitos.combat.forms import (
     CombatStartForm,
     DelayForm,
     EffectForm,
+    RoundDeadlineForm,
     ShiftForm,
 )
 from systems.hitos.models import Attack, Combat, Combatant, Skill, Weapon
@@ -54,8 +56,17 @@ def _manager(request: HttpRequest, slug: str, scene_id: int) -> tuple[Scene, Acc
 
 
 def _current_combat(scene: Scene) -> Combat | None:
-    """The open combat of the scene, or else the last one that ended."""
-    combat = Combat.objects.filter(scene=scene).order_by(F("ended_at").desc(nulls_first=True), "-id").first()
+    """The open combat of the scene, or else the last one that ended; with
+    the id of its round's open deadline and whether anyone in the campaign
+    is away today (each read again only when there is one)."""
+    round_deadline = Deadline.objects.open().filter(kind=turns.DEADLINE_KIND, target_id=OuterRef("pk"))
+    away = Absence.objects.on(absences.campaign_today(scene.campaign)).filter(campaign_id=OuterRef("campaign_id"))
+    combat = (
+        Combat.objects.filter(scene=scene)
+        .annotate(round_deadline_id=Subquery(round_deadline.values("pk")[:1]), anyone_away=Exists(away))
+        .order_by(F("ended_at").desc(nulls_first=True), "-id")
+        .first()
+    )
     if combat is not None:
         combat.campaign = scene.campaign
         combat.scene = scene
@@ -122,13 +133,27 @@ def _context(request: HttpRequest, scene: Scene, access: Access, **extra) -> dic
         return context
     combatants = _combatants(combat)
     attackers = [c for c in combatants if services.can_attack_with(access, c)] if combat.ended_at is None else []
+    # Who is away today, beside their characters' names (one query, when anyone is).
+    away = absences.away_now(scene.campaign) if combat.anyone_away else {}
+    for combatant in combatants:
+        combatant.absence = None if combatant.character.is_npc else away.get(combatant.character.owner_id)
     context.update(
         combatants=combatants,
         attacks=_attack_rows(combat, combatants, access, request.user),
         attack_form=AttackForm(combatants=combatants, attackers=attackers) if attackers else None,
     )
+    if combat.ended_at is None:
+        context["turn"] = turns.turn_of(combatants)
+        round_deadline = None
+        if combat.round_deadline_id is not None:
+            round_deadline = Deadline.objects.filter(pk=combat.round_deadline_id).first()
+        if round_deadline is not None:
+            round_deadline.campaign = scene.campaign
+        context["round_deadline"] = round_deadline
     if access.is_gm and combat.ended_at is None:
         context["add_form"] = CombatantAddForm(campaign=scene.campaign, combat=combat)
+        if context.get("turn") is not None:
+            context.setdefault("deadline_form", RoundDeadlineForm(campaign=scene.campaign))
         context["start_form"] = None
     elif access.is_gm:
         context["start_form"] = CombatStartForm(campaign=scene.campaign)
@@ -198,6 +223,8 @@ def combat_detail(request: HtmxHttpRequest, slug: str, scene_id: int) -> HttpRes
         scene.pk,
         *fragments.versions(fragments.campaign_scope(scene.campaign_id), fragments.PEOPLE),
         fragments.viewer(request.user, access.standing),
+        # The absences beside the names change with the campaign's day.
+        absences.campaign_today(scene.campaign),
     )
     content = fragments.with_csrf(
         request, fragments.cached(key, lambda: _combat_page(request, scene, access, part))["html"]
@@ -216,8 +243,21 @@ def _combat_page(request: HtmxHttpRequest, scene: Scene, access: Access, part: s
     changes what its card offers."""
     context = _context(request, scene, access)
     html = render_to_string(f"{TEMPLATE}#{part}", {**context, **fragments.csrf_context()}, request=request)
-    deadlines = [a.card["pending"].deadline for a in context.get("attacks", ()) if a.card.get("pending") is not None]
-    return {"html": html, "seconds": fragments.seconds_until(deadlines)}
+    moments = [a.card["pending"].deadline for a in context.get("attacks", ()) if a.card.get("pending") is not None]
+    seconds = fragments.seconds_until(moments)
+    if context.get("round_deadline") is not None:
+        # The round's deadline line says the time left: kept until that changes.
+        left = _until_left_changes(context["round_deadline"].due_at)
+        seconds = left if seconds is None else min(seconds, left)
+    return {"html": html, "seconds": seconds}
+
+
+def _until_left_changes(due_at) -> float:
+    """Seconds until a deadline's «quedan…» (rounded down to whole days,
+    hours or minutes) reads differently."""
+    remaining = abs((due_at - timezone.now()).total_seconds())
+    unit = 86400 if remaining >= 86400 else 3600 if remaining >= 3600 else 60
+    return remaining % unit + 1
 
 
 @login_required
@@ -251,6 +291,25 @@ def combat_round(request: HtmxHttpRequest, slug: str, scene_id: int, combat_id: 
     combat = _open_combat(scene, combat_id)
     error = _attempt(services.next_round, combat=combat, access=access)
     return _done(request, scene, access, "combat-tracker", error)
+
+
+@login_required
+@require_POST
+def combat_deadline(request: HtmxHttpRequest, slug: str, scene_id: int, combat_id: int) -> HttpResponse:
+    """The direction gives the current round a date to answer by (or moves it)."""
+    scene, access = _manager(request, slug, scene_id)
+    combat = _open_combat(scene, combat_id)
+    form = RoundDeadlineForm(request.POST, campaign=scene.campaign)
+    if form.is_valid():
+        due_at, remind_before = deadlines.deadline_from(form.cleaned_data)
+        try:
+            turns.round_deadline_set(combat=combat, access=access, due_at=due_at, remind_before=remind_before)
+        except ValidationError as exc:
+            form.add_error("plazo" if exc.code == "past" else None, exc)
+    if form.errors:
+        context = _context(request, scene, access, deadline_form=form)
+        return page_or_fragment(request, TEMPLATE, "combat-tracker", context)
+    return _done(request, scene, access, "combat-tracker")
 
 
 @login_required

@@ -6,6 +6,7 @@ from django import forms
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
+from campaigns import deadlines
 from campaigns.models import Campaign
 from systems.vaesen.combat import services
 from systems.vaesen.models import VaesenAction, VaesenCombat, VaesenCombatant
@@ -153,3 +154,14 @@ class ReactForm(forms.Form):
         error_messages={"required": gettext_lazy("Elige una reacción o ninguna.")},
     )
     reactor = forms.IntegerField(required=False, min_value=1)
+
+
+class TurnDeadlineForm(forms.Form):
+    """The direction gives the current turn a date to answer by (issue 17):
+    in the campaign's time zone, with when to remind the player."""
+
+    def __init__(self, *args, campaign: Campaign, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields.update(deadlines.deadline_form_fields(campaign, required=True))
+        self.fields["plazo"].label = gettext_lazy("Plazo del turno")
+        self.fields["plazo"].error_messages["required"] = gettext_lazy("Indica el plazo: una fecha y una hora.")

@@ -31,7 +31,7 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 
-from campaigns import notify
+from campaigns import deadlines, notify
 from campaigns.models import Notification, Scene
 from campaigns.permissions import Access
 from rolls import rollog
@@ -85,6 +85,11 @@ REACTION_SKILLS = {
 # V18 — attacks, grapples and fleeing are slow actions; breaking free and reactions fast ones.
 SLOW_KINDS = (Kind.ATTACK, Kind.GRAPPLE, Kind.FLEE)
 ON_ONES_TURN = SLOW_KINDS
+
+
+# The kind of ``campaigns.models.Deadline`` the turn of a combat is given
+# (target: the combat); it ends when the turn passes.
+TURN_DEADLINE = "vaesen-turn"
 
 
 def combat_url(combat: VaesenCombat) -> str:
@@ -548,6 +553,8 @@ def next_turn(*, combat: VaesenCombat, access: Access) -> VaesenCombat:
                     combatant.slow_used = combatant.fast_used = 0
                     combatant.save(update_fields=["slow_used", "fast_used"])
         locked.save(update_fields=["acting", "round"])
+        # The turn passed: its deadline needs nothing more.
+        deadlines.withdraw(TURN_DEADLINE, locked.pk)
     return locked
 
 
@@ -561,6 +568,7 @@ def combat_end(*, combat: VaesenCombat, access: Access) -> VaesenCombat:
             )
         locked.ended_at = timezone.now()
         locked.save(update_fields=["ended_at"])
+        deadlines.withdraw(TURN_DEADLINE, locked.pk, now=locked.ended_at)
     return locked
 
 

@@ -13,6 +13,7 @@ urlpatterns = [
     path(f"{_scene}<int:combat_id>/intercambio/", views.combat_swap, name="combat-swap"),
     path(f"{_scene}<int:combat_id>/turno/", views.combat_turn, name="combat-turn"),
     path(f"{_scene}<int:combat_id>/terminar/", views.combat_end, name="combat-end"),
+    path(f"{_scene}<int:combat_id>/plazo/", views.combat_deadline, name="combat-deadline"),
     path(f"{_scene}<int:combat_id>/participantes/", views.combatant_add, name="combat-combatant-add"),
     path(f"{_scene}<int:combat_id>/acciones/", views.action_declare, name="combat-declare"),
     path(f"{_scene}participantes/<int:combatant_id>/quitar/", views.combatant_remove, name="combat-combatant-remove"),

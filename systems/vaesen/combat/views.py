@@ -13,21 +13,22 @@ from __future__ import annotations
 
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied, ValidationError
-from django.db.models import F, Prefetch
+from django.db.models import Exists, F, OuterRef, Prefetch, Subquery
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
 from django.template.loader import render_to_string
 from django.urls import reverse
+from django.utils import timezone
 from django.utils.cache import patch_vary_headers
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST, require_safe
 
-from campaigns import fragments
+from campaigns import absences, deadlines, fragments
 from campaigns import permissions as perms
-from campaigns.models import Scene
+from campaigns.models import Absence, Deadline, Scene
 from campaigns.permissions import Access
 from hitos_site.htmx import HtmxHttpRequest, after_action, page_or_fragment, wants_fragment
-from systems.vaesen.combat import services
+from systems.vaesen.combat import services, turns
 from systems.vaesen.combat.forms import (
     AmbushForm,
     CombatantAddForm,
@@ -35,6 +36,7 @@ from systems.vaesen.combat.forms import (
     DeclareForm,
     ReactForm,
     SwapForm,
+    TurnDeadlineForm,
 )
 from systems.vaesen.fear.views import vaesen_scene
 from systems.vaesen.models import VaesenAction, VaesenCombat, VaesenCombatant, VaesenWeapon
@@ -59,8 +61,17 @@ def _player(request: HttpRequest, slug: str, scene_id: int) -> tuple[Scene, Acce
 
 
 def _current_combat(scene: Scene) -> VaesenCombat | None:
-    """The open combat of the scene, or else the last one that ended."""
-    combat = VaesenCombat.objects.filter(scene=scene).order_by(F("ended_at").desc(nulls_first=True), "-id").first()
+    """The open combat of the scene, or else the last one that ended; with
+    the id of its turn's open deadline and whether anyone in the campaign is
+    away today (each read again only when there is one)."""
+    turn_deadline = Deadline.objects.open().filter(kind=turns.DEADLINE_KIND, target_id=OuterRef("pk"))
+    away = Absence.objects.on(absences.campaign_today(scene.campaign)).filter(campaign_id=OuterRef("campaign_id"))
+    combat = (
+        VaesenCombat.objects.filter(scene=scene)
+        .annotate(turn_deadline_id=Subquery(turn_deadline.values("pk")[:1]), anyone_away=Exists(away))
+        .order_by(F("ended_at").desc(nulls_first=True), "-id")
+        .first()
+    )
     if combat is not None:
         combat.campaign = scene.campaign
         combat.scene = scene
@@ -156,6 +167,16 @@ def _context(request: HttpRequest, scene: Scene, access: Access, **extra) -> dic
     open_combat = combat.ended_at is None
     ready = services.initiative_ready(combatants)
     acting = services.current(combat, combatants)
+    # Who is away today, beside their characters' names (one query, when anyone is).
+    away = absences.away_now(scene.campaign) if combat.anyone_away else {}
+    for combatant in combatants:
+        combatant.absence = None if combatant.character.is_npc else away.get(combatant.character.owner_id)
+    turn_deadline = None
+    if open_combat and combat.turn_deadline_id is not None:
+        turn_deadline = Deadline.objects.filter(pk=combat.turn_deadline_id).first()
+        if turn_deadline is not None:
+            turn_deadline.campaign = scene.campaign
+    context["turn_deadline"] = turn_deadline
     actors = [c for c in combatants if not c.fled and services.can_act_for(access, c)] if open_combat and ready else []
     for combatant in combatants:
         combatant.is_acting = acting is not None and combatant.pk == acting.pk
@@ -179,6 +200,9 @@ def _context(request: HttpRequest, scene: Scene, access: Access, **extra) -> dic
                 else None
             ),
             swap_form=SwapForm(combatants=combatants) if ready else None,
+            deadline_form=TurnDeadlineForm(campaign=scene.campaign)
+            if turns.turn_of(combat, combatants) is not None
+            else None,
         )
     elif access.is_gm:
         context["start_form"] = CombatStartForm(campaign=scene.campaign)
@@ -253,6 +277,8 @@ def combat_detail(request: HtmxHttpRequest, slug: str, scene_id: int) -> HttpRes
         scene.pk,
         *fragments.versions(fragments.campaign_scope(scene.campaign_id), fragments.PEOPLE),
         fragments.viewer(request.user, access.standing),
+        # The absences beside the names change with the campaign's day.
+        absences.campaign_today(scene.campaign),
     )
     content = fragments.with_csrf(request, fragments.cached(key, lambda: _page(request, scene, access, part))["html"])
     if part == BOARD:
@@ -265,7 +291,19 @@ def combat_detail(request: HtmxHttpRequest, slug: str, scene_id: int) -> HttpRes
 
 def _page(request: HtmxHttpRequest, scene: Scene, access: Access, part: str) -> dict:
     context = _context(request, scene, access)
-    return {"html": render_to_string(f"{TEMPLATE}#{part}", {**context, **fragments.csrf_context()}, request=request)}
+    html = render_to_string(f"{TEMPLATE}#{part}", {**context, **fragments.csrf_context()}, request=request)
+    if context.get("turn_deadline") is None:
+        return {"html": html}
+    # The turn's deadline line says the time left: kept until that changes.
+    return {"html": html, "seconds": _until_left_changes(context["turn_deadline"].due_at)}
+
+
+def _until_left_changes(due_at) -> float:
+    """Seconds until a deadline's «quedan…» (rounded down to whole days,
+    hours or minutes) reads differently."""
+    remaining = abs((due_at - timezone.now()).total_seconds())
+    unit = 86400 if remaining >= 86400 else 3600 if remaining >= 3600 else 60
+    return remaining % unit + 1
 
 
 # --- the GM's panel ------------------------------------------------------------------------------
@@ -302,6 +340,24 @@ def combat_initiative(request: HtmxHttpRequest, slug: str, scene_id: int, combat
 @require_POST
 def combat_turn(request: HtmxHttpRequest, slug: str, scene_id: int, combat_id: int) -> HttpResponse:
     return _gm_action(request, slug, scene_id, combat_id, services.next_turn)
+
+
+@login_required
+@require_POST
+def combat_deadline(request: HtmxHttpRequest, slug: str, scene_id: int, combat_id: int) -> HttpResponse:
+    """The direction gives the current turn a date to answer by (or moves it)."""
+    scene, access = _manager(request, slug, scene_id)
+    combat = _combat(scene, combat_id)
+    form = TurnDeadlineForm(request.POST, campaign=scene.campaign)
+    if form.is_valid():
+        due_at, remind_before = deadlines.deadline_from(form.cleaned_data)
+        try:
+            turns.turn_deadline_set(combat=combat, access=access, due_at=due_at, remind_before=remind_before)
+        except ValidationError as exc:
+            form.add_error("plazo" if exc.code == "past" else None, exc)
+    if form.errors:
+        return page_or_fragment(request, TEMPLATE, BOARD, _context(request, scene, access, deadline_form=form))
+    return _done(request, scene, access)
 
 
 @login_required

@@ -8,7 +8,13 @@ import pytest
 from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
 
-BEFORE = [("hitos", "0002_initial"), ("sheets", "0001_initial"), ("campaigns", "0003_system_default")]
+# The user's columns as they were then too (later ones have no default in the database).
+BEFORE = [
+    ("hitos", "0002_initial"),
+    ("sheets", "0001_initial"),
+    ("campaigns", "0003_system_default"),
+    ("accounts", "0001_initial"),
+]
 AFTER = [("hitos", "0003_sheet"), ("sheets", "0002_hitos_sheet_moved")]
 
 
@@ -48,7 +54,7 @@ def test_the_campaigns_hitos_columns_and_scene_aspects_survive_the_move():
     """``campaigns`` 0004 and ``hitos`` 0004: the GM's pool goes into
     ``game_state``, the two table settings into ``rules_options``, and the
     situation aspects keep their rows and the activations pointing at them."""
-    old = _migrate([("campaigns", "0003_system_default"), ("hitos", "0003_sheet")])
+    old = _migrate([("campaigns", "0003_system_default"), ("hitos", "0003_sheet"), ("accounts", "0001_initial")])
     User = old.get_model("accounts", "User")
     gm = User.objects.create(username="dj")
     campaign = old.get_model("campaigns", "Campaign").objects.create(

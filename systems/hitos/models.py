@@ -383,6 +383,9 @@ class Combatant(models.Model):
     order = models.PositiveSmallIntegerField(default=0)
     # H38 — unprepared until the character first acts.
     has_acted = models.BooleanField(default=False)
+    # The round the character last acted in (whose turn it is: a character
+    # who has not acted in the combat's current round is waited for).
+    acted_round = models.PositiveSmallIntegerField(_("asalto en que actuó"), null=True, blank=True)
     delaying = models.BooleanField(_("retrasa su acción"), default=False)
     all_out_defence = models.BooleanField(_("defensa total"), default=False)
     defenceless = models.BooleanField(_("indefenso"), default=False)

@@ -106,7 +106,8 @@ def _round_answered(combat: Combat) -> None:
     holds its action or is out of the fight), its deadline needs nothing
     more. Whose turn it is: ``systems.hitos.combat.turns``."""
     waited = (
-        combat.combatants.filter(has_acted=False, delaying=False, out_of_combat=False)
+        combat.combatants.filter(delaying=False, out_of_combat=False)
+        .exclude(acted_round=combat.round)
         .exclude(character__kind=Character.Kind.NPC)
         .exists()
     )
@@ -270,11 +271,12 @@ def combatant_act(*, combatant: Combatant, access: Access) -> Combatant:
     """The character acts: no longer unprepared (H38), no longer delaying."""
     _require_gm(access)
     with transaction.atomic():
-        _lock(combatant.combat)
+        locked = _lock(combatant.combat)
         combatant.has_acted = True
+        combatant.acted_round = locked.round
         combatant.delaying = False
-        combatant.save(update_fields=["has_acted", "delaying"])
-        _round_answered(combatant.combat)
+        combatant.save(update_fields=["has_acted", "acted_round", "delaying"])
+        _round_answered(locked)
     return combatant
 
 
@@ -298,7 +300,8 @@ def combatant_delay(*, combatant: Combatant, access: Access, position: int | Non
         combatants.insert(position, current)
         current.delaying = False
         current.has_acted = True
-        current.save(update_fields=["delaying", "has_acted"])
+        current.acted_round = locked.round
+        current.save(update_fields=["delaying", "has_acted", "acted_round"])
         _renumber(combatants)
         _round_answered(locked)
     return combatants
@@ -315,12 +318,12 @@ def combatant_set(
     """The target's situation for the next attacks (H43)."""
     _require_gm(access)
     with transaction.atomic():
-        _lock(combatant.combat)
+        locked = _lock(combatant.combat)
         combatant.all_out_defence = all_out_defence
         combatant.defenceless = defenceless
         combatant.out_of_combat = out_of_combat
         combatant.save(update_fields=["all_out_defence", "defenceless", "out_of_combat"])
-        _round_answered(combatant.combat)
+        _round_answered(locked)
     return combatant
 
 
@@ -468,8 +471,9 @@ def attack_make(
         )
         attack.full_clean()
         attack.save()
-        Combatant.objects.filter(pk=attacker.pk).update(has_acted=True, delaying=False)
+        Combatant.objects.filter(pk=attacker.pk).update(has_acted=True, acted_round=locked.round, delaying=False)
         attacker.has_acted = True
+        attacker.acted_round = locked.round
         attacker.delaying = False
     return attack
 

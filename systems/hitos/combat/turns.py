@@ -2,13 +2,11 @@
 give a round (issue 17).
 
 The combat keeps no "current turn": it keeps the acting order (H40, H41) and
-whether each combatant has acted yet (H38, ``has_acted``). The turn is read
-from those: the first player character in the order that has not acted, is
-not holding its action (``delaying``) and is still in the fight. The
-non-player characters' turns are the direction's, and nobody waits for them.
-Since ``has_acted`` says whether a character ever acted in this combat (it
-is what ends being unprepared), a character who acted in an earlier round is
-not waited for again.
+the round each combatant last acted in (``acted_round``). The turn is read
+from those: the first player character in the order that has not acted in
+the current round, is not holding its action (``delaying``) and is still in
+the fight. The non-player characters' turns are the direction's, and nobody
+waits for them.
 
 Once a round's deadline passes, the direction may, for the character waited
 for, do what the rules let a character do without acting: hold its action
@@ -38,11 +36,11 @@ DELAY = "delay"
 DEFEND = "defend"
 
 
-def turn_of(combatants: Iterable[Combatant]) -> Combatant | None:
-    """The player character whose turn it is among ``combatants`` (in
-    acting order), or None when no player is waited for."""
+def turn_of(combat: Combat, combatants: Iterable[Combatant]) -> Combatant | None:
+    """The player character whose turn it is among ``combat``'s
+    ``combatants`` (in acting order), or None when no player is waited for."""
     for combatant in combatants:
-        if combatant.out_of_combat or combatant.delaying or combatant.has_acted:
+        if combatant.out_of_combat or combatant.delaying or combatant.acted_round == combat.round:
             continue
         if not combatant.character.is_npc:
             return combatant
@@ -62,7 +60,7 @@ def _turns(combatants: Sequence[Combatant]) -> dict[int, Combatant]:
     by_combat: dict[int, list[Combatant]] = {}
     for combatant in combatants:
         by_combat.setdefault(combatant.combat_id, []).append(combatant)
-    turns = {combat_id: turn_of(group) for combat_id, group in by_combat.items()}
+    turns = {combat_id: turn_of(group[0].combat, group) for combat_id, group in by_combat.items()}
     return {combat_id: combatant for combat_id, combatant in turns.items() if combatant is not None}
 
 
@@ -107,7 +105,7 @@ def round_deadline_set(*, combat: Combat, access: Access, due_at, remind_before)
     services._require_gm(access)
     services._require_open(combat)
     combatants = combat.combatants.select_related("character").order_by("order", "id")
-    if turn_of(combatants) is None:
+    if turn_of(combat, combatants) is None:
         raise ValidationError(_("No se espera a ningún jugador en este asalto: no hace falta un plazo."), code="nobody")
     deadline = deadlines.set_deadline(
         campaign=combat.campaign,
@@ -137,7 +135,7 @@ def _awaited_combatants(deadline: Deadline) -> list[Combatant]:
     combatants = list(combat.combatants.select_related("character__owner").order_by("order", "id"))
     for combatant in combatants:
         combatant.combat = combat
-    turn = turn_of(combatants)
+    turn = turn_of(combat, combatants)
     return [turn] if turn is not None else []
 
 

@@ -143,7 +143,7 @@ def _context(request: HttpRequest, scene: Scene, access: Access, **extra) -> dic
         attack_form=AttackForm(combatants=combatants, attackers=attackers) if attackers else None,
     )
     if combat.ended_at is None:
-        context["turn"] = turns.turn_of(combatants)
+        context["turn"] = turns.turn_of(combat, combatants)
         round_deadline = None
         if combat.round_deadline_id is not None:
             round_deadline = Deadline.objects.filter(pk=combat.round_deadline_id).first()

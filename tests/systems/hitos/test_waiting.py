@@ -88,6 +88,18 @@ def test_the_turn_is_the_first_player_character_that_has_not_acted(play):
     assert turns.waiting([play.campaign], None, None) == []
 
 
+def test_each_new_round_waits_again_for_those_who_acted_in_the_last(play):
+    combat = started(play)
+    for character in (play.ines, play.tomas):
+        combat_services.combatant_act(combatant=combatant(combat, character), access=gm(play))
+    assert turns.waiting([play.campaign], None, None) == []
+    combat_services.next_round(combat=combat, access=gm(play))
+    (item,) = turns.waiting([play.campaign], None, None)
+    assert (item.character, item.text) == ("Inés Salcedo", "Turno de Inés Salcedo en el combate (asalto 2)")
+    # Still no longer unprepared (H38): having acted once is kept apart from this round's turn.
+    assert combatant(combat, play.ines).has_acted
+
+
 def test_the_turn_filters_by_user_and_scene_and_skips_ended_combats(play):
     combat = started(play)
     assert turns.waiting([play.campaign], None, play.bruno.pk) == []

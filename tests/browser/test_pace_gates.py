@@ -1,0 +1,367 @@
+"""Issue 17's gates, in a real Chromium, on every page and part that
+absences, deadlines, whose turn, the pace chart and takeovers add.
+
+The same gates as issue 14's (tests/browser/test_gates.py), at 1280 px and
+at 360 px wide:
+
+- axe-core finds no violation of any impact (``AXE_TAGS`` in conftest.py);
+- the page is no wider than the window (nothing to scroll sideways);
+- the page loaded as itself (200, no redirect) without a console error, an
+  uncaught exception or a Content Security Policy violation, and shows what
+  the gate is about (``shows``: the part really is on the page checked);
+
+and the HTML each page was served has no error for the Nu HTML Checker.
+
+One world is built for the module (``tests.conftest.make_world``, «La
+mansión», plus a third player and an Hora de Aventuras campaign with the same
+GM) and every page visited in one go by a module fixture (``test_gates.Crawl``),
+one browser context per person:
+
+- the GM has asked «¿Qué hacéis?» in «El vestíbulo», which has a deadline:
+  Ana and Bruno are awaited; Bruno is away («de viaje hasta el 12»,
+  allowing the GM to take Tomás, which the GM does); Carla is away too,
+  allowing nobody; a roll request to Tomás has a deadline that passed;
+  a HITOS combat in «El vestíbulo» has a round deadline;
+- in the Aventuras campaign, Ana's hero has an open reaction with a deadline.
+
+Two pages are a refused form, posted the way a browser without JavaScript
+does (a plain form submission, so the page checked is the one the server
+sent): an absence that ends before it starts, and taking Carla's character,
+which she does not allow. Each page and width is a test of its own.
+
+Locally these tests skip without Chromium, node_modules or Java; under
+CI=true they fail instead.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+from django.urls import reverse
+from django.utils import timezone
+from playwright.sync_api import Browser, Locator, Page, expect
+
+from accounts.models import TakeoverConsent, User
+from campaigns import absences, deadlines
+from campaigns.models import Absence, Deadline, Membership, Role
+from campaigns.permissions import campaign_access
+from rolls import services as roll_services
+from systems.hitos.combat import services as combat_services
+from systems.hitos.combat import turns
+from systems.hitos.system import request_facts
+from table import takeover as takeovers
+from table.roll_requests import services as roll_requests
+from tests.browser.conftest import (
+    axe_violations,
+    describe_overflow,
+    describe_violations,
+    describe_vnu,
+    horizontal_overflow,
+    is_vnu_error,
+    require_gate_tools,
+)
+from tests.browser.test_gates import HEIGHT, WIDTHS, Crawl, Visit, _site_as_in_a_test
+from tests.conftest import make_world
+from tests.factories import CampaignFactory, UserFactory, make_scene, play_character, write
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+ABSENCE_NOTE = "de viaje hasta el 12"
+
+
+@dataclass(frozen=True)
+class PaceWorld:
+    """What the pages' addresses need from the module's world."""
+
+    slug: str
+    people: dict[str, User]  # "gm", "ana", "bruno", "carla"
+    scene: int  # «El vestíbulo»: awaited players, a scene deadline, a combat with a round deadline
+    bruno_absence: int
+    passed_deadline: int  # the roll request's, passed unanswered
+    aventuras_slug: str
+    reaction: int  # Ana's hero's open reaction, with a deadline
+
+    @classmethod
+    def build(cls) -> PaceWorld:
+        from systems.aventuras.contests import reactions
+        from systems.aventuras.rolls import services as aventuras_rolls
+        from tests.systems.aventuras.conftest import aventuras_character
+
+        world = make_world()
+        campaign, gm = world.campaign, world.gm
+        gm_access = campaign_access(gm, campaign)
+        today = absences.campaign_today(campaign)
+        # A third player, away and allowing nobody: the takeover form's refusal.
+        carla = UserFactory(username="carla", display_name="Carla")
+        Membership.objects.create(campaign=campaign, user=carla, role=Role.PLAYER, takeover_consent="nobody")
+        play_character(campaign, carla, "Lucía Vidal")
+        Absence.objects.create(
+            campaign=campaign, user=carla, starts_on=today, ends_on=today + timedelta(days=5), note="Exámenes"
+        )
+        # Bruno away from yesterday, allowing the GM to carry Tomás; a later trip announced too.
+        Membership.objects.filter(campaign=campaign, user=world.bruno).update(takeover_consent=TakeoverConsent.GM)
+        bruno_away = Absence.objects.create(
+            campaign=campaign,
+            user=world.bruno,
+            starts_on=today - timedelta(days=1),
+            ends_on=today + timedelta(days=3),
+            note=ABSENCE_NOTE,
+            hold_notifications=True,
+        )
+        Absence.objects.create(
+            campaign=campaign,
+            user=world.bruno,
+            starts_on=today + timedelta(days=20),
+            ends_on=today + timedelta(days=22),
+        )
+        # Posts over the weeks for the pace chart; the GM's last one awaits both players.
+        write(world.scene, world.bruno, "Tomás sujeta el farol.")
+        write(world.scene, gm, "¿Qué hacéis?")
+        deadlines.set_deadline(
+            campaign=campaign,
+            scene=world.scene,
+            kind=deadlines.SCENE,
+            target_id=world.scene.pk,
+            due_at=timezone.now() + timedelta(days=2, hours=3),
+            actor=gm,
+        )
+        takeovers.takeover_start(access=gm_access, character=world.tomas, taken_by=gm, reason="Bruno está de viaje")
+        # A request to Tomás whose deadline passed: the settle page, the dashboard's «vencidos».
+        request = roll_requests.request_create(
+            access=gm_access,
+            scene=world.scene,
+            character=world.tomas,
+            facts=request_facts(characteristic="reflejos", skill="Sigilo"),
+            difficulty=15,
+            difficulty_hidden=False,
+            purpose="Que no te oigan",
+            due_at=timezone.now() + timedelta(days=1),
+        )
+        passed = Deadline.objects.get(kind=roll_requests.DEADLINE_KIND, target_id=request.pk)
+        Deadline.objects.filter(pk=passed.pk).update(due_at=timezone.now() - timedelta(hours=1))
+        deadlines.sweep()
+        # A HITOS combat in the scene, its round with a deadline.
+        combat = combat_services.combat_start(
+            scene=world.scene, access=gm_access, characters=[world.ines, world.tomas, world.npc]
+        )
+        combat.campaign, combat.scene = campaign, world.scene
+        turns.round_deadline_set(
+            combat=combat, access=gm_access, due_at=timezone.now() + timedelta(days=1), remind_before=timedelta(hours=2)
+        )
+
+        # The Hora de Aventuras campaign, with the same GM and Ana as a player.
+        ooo = CampaignFactory(gm=gm, title="La tierra de Ooo", slug="tierra-de-ooo", system="aventuras")
+        roll_services.log_open(campaign=ooo)
+        Membership.objects.create(campaign=ooo, user=world.ana, role=Role.PLAYER)
+        palomita = aventuras_character(ooo, world.ana, "Palomita", cachas=3, majo=4, highlighted=["cachas", "majo"])
+        professor = aventuras_character(ooo, gm, "Profesor Cacahuete", kind="npc", cachas=2, espabilado=3)
+        door = make_scene(ooo, title="La puerta del acertijo")
+        action = aventuras_rolls.make_roll(
+            campaign=ooo,
+            user=gm,
+            setup=aventuras_rolls.roll_setup(professor, attribute="cachas", difficulty=0),
+            purpose="Atizar a los héroes",
+            character=professor,
+            scene=door,
+        )
+        (reaction,) = reactions.open_reactions(action, [palomita], by=gm)
+        deadlines.set_deadline(
+            campaign=ooo,
+            scene=door,
+            kind=reactions.DEADLINE_KIND,
+            target_id=reaction.pk,
+            due_at=timezone.now() + timedelta(days=1),
+            actor=gm,
+        )
+        return cls(
+            slug=campaign.slug,
+            people={"gm": gm, "ana": world.ana, "bruno": world.bruno, "carla": carla},
+            scene=world.scene.pk,
+            bruno_absence=bruno_away.pk,
+            passed_deadline=passed.pk,
+            aventuras_slug=ooo.slug,
+            reaction=reaction.pk,
+        )
+
+
+def _refuse_absence(page: Page) -> Locator:
+    form = page.locator("#ausencia-form")
+    form.get_by_label("Desde").fill("2031-05-12")
+    form.get_by_label("Hasta (incluido)").fill("2031-05-10")
+    form.get_by_label("Nota (opcional)").fill("Vuelvo antes de irme")
+    return form
+
+
+def _refuse_takeover(page: Page) -> Locator:
+    form = page.locator("#llevar-personaje form")
+    form.get_by_label("Personaje").select_option(label="Lucía Vidal, de Carla: Nadie lleva a mi personaje")
+    form.get_by_label("Motivo").fill("Exámenes")
+    return form
+
+
+@dataclass(frozen=True)
+class Gate:
+    name: str
+    who: str  # "gm", "ana", "bruno" or "carla"
+    address: Callable[[PaceWorld], str]
+    shows: str  # text the page must show (the part really is there)
+    refuse: Callable[[Page], Locator] | None = None  # fills a form wrongly; it is then posted without htmx
+
+
+def _in(name: str, *args: str) -> Callable[[PaceWorld], str]:
+    return lambda w: reverse(name, args=[w.slug, *(getattr(w, arg) for arg in args)])
+
+
+PAGES = (
+    Gate("absences-empty", "ana", _in("campaigns:absences"), "No has anunciado ninguna ausencia."),
+    Gate("absences-away", "bruno", _in("campaigns:absences"), ABSENCE_NOTE),
+    Gate(
+        "absences-refused",
+        "ana",
+        _in("campaigns:absences"),
+        "La vuelta no puede ser antes de la salida.",
+        refuse=_refuse_absence,
+    ),
+    Gate("absence-edit", "bruno", _in("campaigns:absence-edit", "bruno_absence"), "Cambiar la ausencia"),
+    Gate("absentees", "ana", _in("campaigns:absentees"), ABSENCE_NOTE),
+    Gate("scene-status-gm", "gm", _in("campaigns:scene-status", "scene"), "Dar un toque a Ana"),
+    Gate("scene-status-player", "ana", _in("campaigns:scene-status", "scene"), "Plazo de la escena."),
+    # The scene page: its status region comes in through htmx once the page has loaded.
+    Gate("scene-gm", "gm", _in("table:scene-detail", "scene"), "Dar un toque a Ana"),
+    Gate("scene-player", "ana", _in("table:scene-detail", "scene"), "A quién esperamos"),
+    Gate("deadline-settle", "gm", _in("campaigns:deadline-settle", "passed_deadline"), "Cerrar sin respuesta"),
+    Gate("scene-deadline", "gm", _in("campaigns:scene-deadline", "scene"), "Mover el plazo"),
+    Gate("campaign-gm", "gm", _in("campaigns:campaign-detail"), "Ritmo de la partida"),
+    Gate("campaign-owner", "bruno", _in("campaigns:campaign-detail"), "Recuperar mi personaje"),
+    Gate("home-pending", "ana", lambda w: reverse("home"), "Pendiente"),
+    Gate("home-away", "bruno", lambda w: reverse("home"), "Estás ausente"),
+    Gate("dashboard", "gm", _in("campaigns:dashboard"), "Personajes de jugadores ausentes"),
+    Gate(
+        "takeover-refused",
+        "gm",
+        _in("table:takeover-start"),
+        "Carla no ha dado permiso para que otro lleve a su personaje.",
+        refuse=_refuse_takeover,
+    ),
+    Gate("request-form", "gm", _in("table:request-create", "scene"), "Europe/Madrid"),
+    Gate("combat", "gm", _in("hitos:combat", "scene"), "Plazo:"),
+    Gate(
+        "reaction-deadline",
+        "gm",
+        lambda w: reverse("aventuras:reaction-deadline", args=[w.aventuras_slug, w.reaction]),
+        "Plazo para la reacción de Palomita",
+    ),
+)
+
+
+class PaceCrawl(Crawl):
+    """``test_gates.Crawl``'s visit of ``PAGES`` in the module's world."""
+
+    def run(self) -> None:
+        try:
+            world = PaceWorld.build()
+        except Exception as error:  # noqa: BLE001 - every test reports it
+            self.failure = f"the world could not be built: {error!r}"
+            return
+        pages = {who: self._page_for(user) for who, user in world.people.items()}
+        for gate in PAGES:
+            url = gate.address(world)
+            for width in WIDTHS:
+                visit = Visit(url=url)
+                self.visits[gate.name, width] = visit
+                try:
+                    self._visit(pages[gate.who], gate, width, visit)
+                except Exception as error:  # noqa: BLE001 - the page's tests report it
+                    visit.error = f"{type(error).__name__}: {error}"
+
+    def _visit(self, page: Page, gate: Gate, width: int, visit: Visit) -> None:
+        self._problems = visit.problems
+        page.set_viewport_size({"width": width, "height": HEIGHT})
+        response = page.goto(visit.url)
+        page.wait_for_load_state("load")
+        if gate.refuse is not None:
+            form = gate.refuse(page)
+            # Posted as without JavaScript (htmx sees no submit event): the
+            # page the server sends back, whole, is the one checked.
+            with page.expect_navigation() as navigation:
+                form.evaluate("form => HTMLFormElement.prototype.submit.call(form)")
+            response = navigation.value
+            page.wait_for_load_state("load")
+        visit.status = response.status if response else 0
+        visit.final_url = page.url
+        # The scene page's status, swapped in by htmx, and whatever the gate is about.
+        expect(page.locator("#estado-escena[data-hx-get]")).to_have_count(0)
+        expect(page.get_by_text(gate.shows, exact=False).first).to_be_attached()
+        if response is not None and gate.name not in self.served:
+            served = self.folder / f"{gate.name}.html"
+            served.write_bytes(response.body())
+            self.served[gate.name] = served
+        visit.violations = axe_violations(page)
+        visit.overflow = horizontal_overflow(page)
+        page.evaluate("() => document.readyState")
+
+    def _write_figures(self) -> None:
+        # The figures of issue 14's crawl are its own file; these pages are checked, not recorded.
+        return
+
+
+@pytest.fixture(scope="module")
+def crawl(request: pytest.FixtureRequest, browser: Browser, django_db_setup, django_db_blocker) -> Iterator[PaceCrawl]:
+    java = require_gate_tools()
+    server = request.getfixturevalue("live_server")
+    with tempfile.TemporaryDirectory(prefix="hitos-pace-gates-") as folder:
+        crawl = PaceCrawl(browser, server.url, java, Path(folder))
+        with django_db_blocker.unblock(), _site_as_in_a_test(server):
+            crawl.run()
+        yield crawl
+        crawl.close()
+
+
+def _loaded(visit: Visit, gate: Gate, width: int) -> None:
+    where = f"{gate.name} ({visit.url}) at {width} px"
+    assert not visit.error, f"{where}: the visit failed: {visit.error}"
+    assert visit.status == 200, f"{where}: answered {visit.status}"
+    assert visit.final_url.endswith(visit.url), f"{where}: ended at {visit.final_url} instead"
+
+
+def _ids(gates) -> list[str]:
+    return [gate.name for gate in gates]
+
+
+@pytest.mark.parametrize("width", WIDTHS, ids=lambda width: f"{width}px")
+@pytest.mark.parametrize("gate", PAGES, ids=_ids(PAGES))
+def test_pace_page_has_no_accessibility_violation(crawl: PaceCrawl, gate: Gate, width: int):
+    visit = crawl.visit(gate, width)
+    _loaded(visit, gate, width)
+    assert not visit.problems, f"{gate.name} at {width} px: the browser reported:\n" + "\n".join(visit.problems)
+    assert not visit.violations, (
+        f"{gate.name} ({visit.url}) at {width} px: axe-core found {len(visit.violations)} violation(s):\n"
+        + describe_violations(visit.violations)
+    )
+
+
+@pytest.mark.parametrize("width", WIDTHS, ids=lambda width: f"{width}px")
+@pytest.mark.parametrize("gate", PAGES, ids=_ids(PAGES))
+def test_pace_page_fits_the_window_without_sideways_scroll(crawl: PaceCrawl, gate: Gate, width: int):
+    visit = crawl.visit(gate, width)
+    _loaded(visit, gate, width)
+    overflow = visit.overflow
+    assert overflow["page"] <= overflow["viewport"], f"{gate.name} ({visit.url}) at {width} px: " + describe_overflow(
+        overflow
+    )
+
+
+@pytest.mark.parametrize("gate", PAGES, ids=_ids(PAGES))
+def test_pace_page_html_has_no_error_for_the_nu_checker(crawl: PaceCrawl, gate: Gate):
+    messages = crawl.html_messages(gate)
+    errors = [message for message in messages if is_vnu_error(message)]
+    warnings = [message for message in messages if not is_vnu_error(message)]
+    report = f"{gate.name}: {len(errors)} error(s), {len(warnings)} warning(s)"
+    if warnings:
+        print(report + "\n" + describe_vnu(warnings))
+    assert not errors, f"{report} from the Nu HTML Checker:\n" + describe_vnu(errors)

@@ -14,17 +14,15 @@ def time_zone_choices() -> list[tuple[str, str]]:
 
 class TakeoverConsent(models.TextChoices):
     """What a player allows the direction to do with their character while
-    they are away ("PNJotizar"): the profile's choice, and each campaign's."""
+    they are away ("PNJotizar"): the profile's choice, and each campaign's.
+    Nothing ever acts for a character by itself: once a deadline passes, the
+    direction is offered only what the rules let a character do without its
+    player (hold its action, not react, let a request close), so no choice
+    here allows more."""
 
     NOBODY = "nobody", _("Nadie lleva a mi personaje")
     GM = "gm", _("El director puede llevar a mi personaje si falto")
     GM_AND_NAMED = "named", _("El director, o el jugador que él nombre, puede llevar a mi personaje si falto")
-    ACT = (
-        "act",
-        _(
-            "El director, o quien él nombre, puede llevar a mi personaje y, si vence un plazo, resolver por mí lo que falte"
-        ),
-    )
 
 
 class User(AbstractUser):

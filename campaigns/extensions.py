@@ -248,9 +248,9 @@ class DeadlineKind:
     users reminded before it passes (none once its target is answered or
     closed); ``url(deadline)``: where to answer it; ``options(deadline,
     actor)``: what the direction may do once it passed, ``[(key, label)]``,
-    as the rules of the campaign's game allow (an option that plays the
-    character's part only when its owner allowed it:
-    ``accounts.TakeoverConsent.ACT``); ``settle(deadline, key, actor)``:
+    as the rules of the campaign's game allow, never an action the player
+    did not choose (what a character may do without its player: hold its
+    action, not react, let a request close); ``settle(deadline, key, actor)``:
     carry one out inside the caller's transaction and return the sentence
     recorded (``Deadline.settlement``); raises ``django.core.exceptions.
     ValidationError`` with a Spanish message when it no longer applies."""

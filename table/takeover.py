@@ -52,7 +52,7 @@ SHEET_EVENT = SheetEvent.Kind.TAKEOVER
 
 # What lets a player the direction names take the character (the direction
 # may whenever the owner allows anything at all).
-NAMED_CONSENTS = (TakeoverConsent.GM_AND_NAMED, TakeoverConsent.ACT)
+NAMED_CONSENTS = (TakeoverConsent.GM_AND_NAMED,)
 
 
 @dataclass

@@ -19,10 +19,6 @@ class Migration(migrations.Migration):
                     ("nobody", "Nadie lleva a mi personaje"),
                     ("gm", "El director puede llevar a mi personaje si falto"),
                     ("named", "El director, o el jugador que él nombre, puede llevar a mi personaje si falto"),
-                    (
-                        "act",
-                        "El director, o quien él nombre, puede llevar a mi personaje y, si vence un plazo, resolver por mí lo que falte",
-                    ),
                 ],
                 default="nobody",
                 help_text="Quién puede llevar a tu personaje mientras estás ausente. Cada partida puede decir otra cosa.",

@@ -54,10 +54,6 @@ class Migration(migrations.Migration):
                     ("nobody", "Nadie lleva a mi personaje"),
                     ("gm", "El director puede llevar a mi personaje si falto"),
                     ("named", "El director, o el jugador que él nombre, puede llevar a mi personaje si falto"),
-                    (
-                        "act",
-                        "El director, o quien él nombre, puede llevar a mi personaje y, si vence un plazo, resolver por mí lo que falte",
-                    ),
                 ],
                 max_length=8,
                 verbose_name="si falto",

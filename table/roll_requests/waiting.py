@@ -98,11 +98,10 @@ def url(deadline: Deadline) -> str:
 
 
 def options(deadline: Deadline, actor) -> list[tuple[str, str]]:
-    """Once passed, the direction may close the request unanswered. Rolling
-    for the character is not offered even when its owner allowed it
-    (``TakeoverConsent.ACT``): an answer is a post with the character's
-    words, which a deadline cannot write; whoever takes the character over
-    answers the request with a post of their own."""
+    """Once passed, the direction may close the request unanswered. Nothing
+    rolls for the character: an answer is a post with the character's words,
+    which a deadline cannot write; whoever takes the character over (with
+    its owner's leave) answers the request with a post of their own."""
     if _open_request(deadline) is None:
         return []
     return [(CLOSE, _("Cerrar sin respuesta"))]

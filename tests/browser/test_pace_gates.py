@@ -51,6 +51,8 @@ from campaigns import absences, deadlines
 from campaigns.models import Absence, Deadline, Membership, Role
 from campaigns.permissions import campaign_access
 from rolls import services as roll_services
+from systems.hitos.activations import services as activations
+from systems.hitos.checks.services import check_setup, table_check
 from systems.hitos.combat import services as combat_services
 from systems.hitos.combat import turns
 from systems.hitos.system import request_facts
@@ -67,11 +69,18 @@ from tests.browser.conftest import (
 )
 from tests.browser.test_gates import HEIGHT, WIDTHS, Crawl, Visit, _site_as_in_a_test
 from tests.conftest import make_world
-from tests.factories import CampaignFactory, UserFactory, make_scene, play_character, write
+from tests.factories import CampaignFactory, UserFactory, client_seed, make_scene, play_character, write
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 ABSENCE_NOTE = "de viaje hasta el 12"
+
+
+def _at_minute(delta: timedelta):
+    """A deadline as the forms give one: a whole minute (``plazo`` is a
+    datetime-local field) — a deadline with fractions of a second is
+    ``ACTIVATION_GATE``'s case."""
+    return (timezone.now() + delta).replace(second=0, microsecond=0)
 
 
 @dataclass(frozen=True)
@@ -85,6 +94,8 @@ class PaceWorld:
     passed_deadline: int  # the roll request's, passed unanswered
     aventuras_slug: str
     reaction: int  # Ana's hero's open reaction, with a deadline
+    activation_slug: str  # another HITOS campaign, whose GM is "other-gm"
+    activation_scene: int  # a pending negative activation against Inés there, with its deadline
 
     @classmethod
     def build(cls) -> PaceWorld:
@@ -127,7 +138,7 @@ class PaceWorld:
             scene=world.scene,
             kind=deadlines.SCENE,
             target_id=world.scene.pk,
-            due_at=timezone.now() + timedelta(days=2, hours=3),
+            due_at=_at_minute(timedelta(days=2, hours=3)),
             actor=gm,
         )
         takeovers.takeover_start(access=gm_access, character=world.tomas, taken_by=gm, reason="Bruno está de viaje")
@@ -140,10 +151,10 @@ class PaceWorld:
             difficulty=15,
             difficulty_hidden=False,
             purpose="Que no te oigan",
-            due_at=timezone.now() + timedelta(days=1),
+            due_at=_at_minute(timedelta(days=1)),
         )
         passed = Deadline.objects.get(kind=roll_requests.DEADLINE_KIND, target_id=request.pk)
-        Deadline.objects.filter(pk=passed.pk).update(due_at=timezone.now() - timedelta(hours=1))
+        Deadline.objects.filter(pk=passed.pk).update(due_at=_at_minute(-timedelta(hours=1)))
         deadlines.sweep()
         # A HITOS combat in the scene, its round with a deadline.
         combat = combat_services.combat_start(
@@ -151,7 +162,7 @@ class PaceWorld:
         )
         combat.campaign, combat.scene = campaign, world.scene
         turns.round_deadline_set(
-            combat=combat, access=gm_access, due_at=timezone.now() + timedelta(days=1), remind_before=timedelta(hours=2)
+            combat=combat, access=gm_access, due_at=_at_minute(timedelta(days=1)), remind_before=timedelta(hours=2)
         )
 
         # The Hora de Aventuras campaign, with the same GM and Ana as a player.
@@ -175,17 +186,37 @@ class PaceWorld:
             scene=door,
             kind=reactions.DEADLINE_KIND,
             target_id=reaction.pk,
-            due_at=timezone.now() + timedelta(days=1),
+            due_at=_at_minute(timedelta(days=1)),
             actor=gm,
+        )
+        # Another HITOS campaign: a negative activation against Inés waits for
+        # Ana, with the deadline the rules give it (``activation_deadline_hours``
+        # from now, to the microsecond).
+        elsewhere = make_world()
+        roll = table_check(
+            campaign=elsewhere.campaign,
+            user=elsewhere.ana,
+            setup=check_setup(elsewhere.ines, characteristic="reflejos", skill="Sigilo"),
+            purpose="Cruzar el vestíbulo sin ruido",
+            difficulty=15,
+            character=elsewhere.ines,
+            scene=elsewhere.scene,
+            post=elsewhere.post,
+            client_seed=client_seed(),
+        )
+        activations.activate_negative(
+            table_roll=roll, user=elsewhere.gm, aspect_choice=f"a{elsewhere.ines_aspect.pk}", positions=[0]
         )
         return cls(
             slug=campaign.slug,
-            people={"gm": gm, "ana": world.ana, "bruno": world.bruno, "carla": carla},
+            people={"gm": gm, "ana": world.ana, "bruno": world.bruno, "carla": carla, "other-gm": elsewhere.gm},
             scene=world.scene.pk,
             bruno_absence=bruno_away.pk,
             passed_deadline=passed.pk,
             aventuras_slug=ooo.slug,
             reaction=reaction.pk,
+            activation_slug=elsewhere.campaign.slug,
+            activation_scene=elsewhere.scene.pk,
         )
 
 
@@ -209,7 +240,7 @@ class Gate:
     name: str
     who: str  # "gm", "ana", "bruno" or "carla"
     address: Callable[[PaceWorld], str]
-    shows: str  # text the page must show (the part really is there)
+    shows: tuple[str, ...]  # texts the page must show (the parts checked really are there)
     refuse: Callable[[Page], Locator] | None = None  # fills a form wrongly; it is then posted without htmx
 
 
@@ -218,45 +249,96 @@ def _in(name: str, *args: str) -> Callable[[PaceWorld], str]:
 
 
 PAGES = (
-    Gate("absences-empty", "ana", _in("campaigns:absences"), "No has anunciado ninguna ausencia."),
-    Gate("absences-away", "bruno", _in("campaigns:absences"), ABSENCE_NOTE),
+    Gate("absences-empty", "ana", _in("campaigns:absences"), ("No has anunciado ninguna ausencia.", "Si falto")),
+    Gate("absences-away", "bruno", _in("campaigns:absences"), (ABSENCE_NOTE, "Ya he vuelto", "Anular")),
     Gate(
         "absences-refused",
         "ana",
         _in("campaigns:absences"),
-        "La vuelta no puede ser antes de la salida.",
+        ("La vuelta no puede ser antes de la salida.",),
         refuse=_refuse_absence,
     ),
-    Gate("absence-edit", "bruno", _in("campaigns:absence-edit", "bruno_absence"), "Cambiar la ausencia"),
-    Gate("absentees", "ana", _in("campaigns:absentees"), ABSENCE_NOTE),
-    Gate("scene-status-gm", "gm", _in("campaigns:scene-status", "scene"), "Dar un toque a Ana"),
-    Gate("scene-status-player", "ana", _in("campaigns:scene-status", "scene"), "Plazo de la escena."),
+    Gate("absence-edit", "bruno", _in("campaigns:absence-edit", "bruno_absence"), ("Cambiar la ausencia",)),
+    Gate("absentees", "ana", _in("campaigns:absentees"), ("Bruno", ABSENCE_NOTE, "Exámenes")),
+    Gate(
+        "scene-status-gm",
+        "gm",
+        _in("campaigns:scene-status", "scene"),
+        ("Plazo de la escena.", "Dar un toque a Ana", "ausente hasta el", "Retirar el plazo"),
+    ),
+    Gate(
+        "scene-status-player",
+        "ana",
+        _in("campaigns:scene-status", "scene"),
+        ("Plazo de la escena.", "ausente hasta el", "Turno de Inés Salcedo"),
+    ),
     # The scene page: its status region comes in through htmx once the page has loaded.
-    Gate("scene-gm", "gm", _in("table:scene-detail", "scene"), "Dar un toque a Ana"),
-    Gate("scene-player", "ana", _in("table:scene-detail", "scene"), "A quién esperamos"),
-    Gate("deadline-settle", "gm", _in("campaigns:deadline-settle", "passed_deadline"), "Cerrar sin respuesta"),
-    Gate("scene-deadline", "gm", _in("campaigns:scene-deadline", "scene"), "Mover el plazo"),
-    Gate("campaign-gm", "gm", _in("campaigns:campaign-detail"), "Ritmo de la partida"),
-    Gate("campaign-owner", "bruno", _in("campaigns:campaign-detail"), "Recuperar mi personaje"),
-    Gate("home-pending", "ana", lambda w: reverse("home"), "Pendiente"),
-    Gate("home-away", "bruno", lambda w: reverse("home"), "Estás ausente"),
-    Gate("dashboard", "gm", _in("campaigns:dashboard"), "Personajes de jugadores ausentes"),
+    Gate("scene-gm", "gm", _in("table:scene-detail", "scene"), ("Dar un toque a Ana", "Plazo de la escena.")),
+    Gate("scene-player", "ana", _in("table:scene-detail", "scene"), ("A quién esperamos", "ausente hasta el")),
+    Gate("deadline-settle", "gm", _in("campaigns:deadline-settle", "passed_deadline"), ("Cerrar sin respuesta",)),
+    Gate("scene-deadline", "gm", _in("campaigns:scene-deadline", "scene"), ("Mover el plazo",)),
+    Gate(
+        "campaign-gm",
+        "gm",
+        _in("campaigns:campaign-detail"),
+        ("Ritmo de la partida", "Esperando a", "Ausentes ahora", "Llevas a Tomás Ferrer, de Bruno"),
+    ),
+    Gate("campaign-owner", "bruno", _in("campaigns:campaign-detail"), ("Recuperar mi personaje",)),
+    Gate("home-pending", "ana", lambda w: reverse("home"), ("Pendiente", "Escribir en «El vestíbulo»", "Plazo:")),
+    Gate("home-away", "bruno", lambda w: reverse("home"), ("Estás ausente",)),
+    Gate(
+        "dashboard",
+        "gm",
+        _in("campaigns:dashboard"),
+        ("Vencidos, por resolver", "Ausentes ahora", "Personajes de jugadores ausentes", "Lucía Vidal, de Carla"),
+    ),
     Gate(
         "takeover-refused",
         "gm",
         _in("table:takeover-start"),
-        "Carla no ha dado permiso para que otro lleve a su personaje.",
+        ("Carla no ha dado permiso para que otro lleve a su personaje.",),
         refuse=_refuse_takeover,
     ),
-    Gate("request-form", "gm", _in("table:request-create", "scene"), "Europe/Madrid"),
-    Gate("combat", "gm", _in("hitos:combat", "scene"), "Plazo:"),
+    Gate("request-form", "gm", _in("table:request-create", "scene"), ("Europe/Madrid",)),
+    Gate("combat", "gm", _in("hitos:combat", "scene"), ("Plazo:", "ausente hasta el")),
     Gate(
         "reaction-deadline",
         "gm",
         lambda w: reverse("aventuras:reaction-deadline", args=[w.aventuras_slug, w.reaction]),
-        "Plazo para la reacción de Palomita",
+        ("Plazo para la reacción de Palomita", "Mover el plazo"),
+    ),
+    # A deadline the rules set (not typed in a form): see KNOWN_FAILURES.
+    Gate(
+        "activation-status",
+        "other-gm",
+        lambda w: reverse("campaigns:scene-status", args=[w.activation_slug, w.activation_scene]),
+        ("Plazo:",),
     ),
 )
+
+# Real faults of the pages, reported for a fix in the files that own them;
+# strict, so each test fails again (XPASS) once its page is fixed.
+PACE_TABLE_WIDE = (
+    "templates/campaigns/pace/_chart.html: the pace chart's table for screen readers (table.visually-hidden) "
+    "keeps its full width (2504 px): a table ignores width: 1px and overflow: hidden, so the campaign page "
+    'scrolls sideways; wrap it in <div class="visually-hidden"> instead'
+)
+MICROSECONDS = (
+    "templates/campaigns/deadlines/_line.html: <time datetime=\"{{ deadline.due_at|date:'c' }}\"> writes "
+    "microseconds (a pending activation's deadline is now + N hours), which HTML does not allow in a date "
+    "(Nu: «A fraction of a second must be one, two, or three digits»)"
+)
+KNOWN_FAILURES = {
+    ("fits", "campaign-gm", 1280): PACE_TABLE_WIDE,
+    ("fits", "campaign-gm", 360): PACE_TABLE_WIDE,
+    ("nu", "activation-status", None): MICROSECONDS,
+}
+
+
+def _known(request: pytest.FixtureRequest, check: str, gate: Gate, width: int | None) -> None:
+    reason = KNOWN_FAILURES.get((check, gate.name, width))
+    if reason:
+        request.applymarker(pytest.mark.xfail(strict=True, reason=reason))
 
 
 class PaceCrawl(Crawl):
@@ -296,7 +378,8 @@ class PaceCrawl(Crawl):
         visit.final_url = page.url
         # The scene page's status, swapped in by htmx, and whatever the gate is about.
         expect(page.locator("#estado-escena[data-hx-get]")).to_have_count(0)
-        expect(page.get_by_text(gate.shows, exact=False).first).to_be_attached()
+        for text in gate.shows:
+            expect(page.get_by_text(text, exact=False).first).to_be_attached()
         if response is not None and gate.name not in self.served:
             served = self.folder / f"{gate.name}.html"
             served.write_bytes(response.body())
@@ -335,7 +418,8 @@ def _ids(gates) -> list[str]:
 
 @pytest.mark.parametrize("width", WIDTHS, ids=lambda width: f"{width}px")
 @pytest.mark.parametrize("gate", PAGES, ids=_ids(PAGES))
-def test_pace_page_has_no_accessibility_violation(crawl: PaceCrawl, gate: Gate, width: int):
+def test_pace_page_has_no_accessibility_violation(request, crawl: PaceCrawl, gate: Gate, width: int):
+    _known(request, "axe", gate, width)
     visit = crawl.visit(gate, width)
     _loaded(visit, gate, width)
     assert not visit.problems, f"{gate.name} at {width} px: the browser reported:\n" + "\n".join(visit.problems)
@@ -347,7 +431,8 @@ def test_pace_page_has_no_accessibility_violation(crawl: PaceCrawl, gate: Gate, 
 
 @pytest.mark.parametrize("width", WIDTHS, ids=lambda width: f"{width}px")
 @pytest.mark.parametrize("gate", PAGES, ids=_ids(PAGES))
-def test_pace_page_fits_the_window_without_sideways_scroll(crawl: PaceCrawl, gate: Gate, width: int):
+def test_pace_page_fits_the_window_without_sideways_scroll(request, crawl: PaceCrawl, gate: Gate, width: int):
+    _known(request, "fits", gate, width)
     visit = crawl.visit(gate, width)
     _loaded(visit, gate, width)
     overflow = visit.overflow
@@ -357,7 +442,8 @@ def test_pace_page_fits_the_window_without_sideways_scroll(crawl: PaceCrawl, gat
 
 
 @pytest.mark.parametrize("gate", PAGES, ids=_ids(PAGES))
-def test_pace_page_html_has_no_error_for_the_nu_checker(crawl: PaceCrawl, gate: Gate):
+def test_pace_page_html_has_no_error_for_the_nu_checker(request, crawl: PaceCrawl, gate: Gate):
+    _known(request, "nu", gate, None)
     messages = crawl.html_messages(gate)
     errors = [message for message in messages if is_vnu_error(message)]
     warnings = [message for message in messages if not is_vnu_error(message)]

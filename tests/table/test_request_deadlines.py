@@ -185,10 +185,12 @@ def test_an_unknown_option_is_refused(play):
         extensions.deadline_kind("request").settle(Deadline.objects.get(), "roll", play.gm)
 
 
-def test_nothing_rolls_for_the_character_even_when_its_player_allowed_it(play):
-    # TakeoverConsent.ACT: an answer is still a post in the character's words,
-    # which a deadline cannot write; only closing is offered.
-    Membership.objects.filter(campaign=play.campaign, user=play.ana).update(takeover_consent=TakeoverConsent.ACT)
+def test_nothing_rolls_for_the_character_even_when_its_player_lets_others_play_it(play):
+    # An answer is a post in the character's words, which a deadline cannot
+    # write; only closing is offered.
+    Membership.objects.filter(campaign=play.campaign, user=play.ana).update(
+        takeover_consent=TakeoverConsent.GM_AND_NAMED
+    )
     _ask(play, due_at=_soon())
     assert extensions.deadline_kind("request").options(Deadline.objects.get(), play.gm) == [
         ("close", "Cerrar sin respuesta")

@@ -106,7 +106,12 @@ def test_the_profiles_consent_counts_when_the_campaign_says_nothing(play):
     [
         (TakeoverConsent.NOBODY, "gm", False, "Bruno no ha dado permiso para que otro lleve a su personaje."),
         (TakeoverConsent.GM, "ana", True, "Bruno solo permite que la dirección lleve a su personaje."),
-        (TakeoverConsent.ACT, "ana", False, "Un jugador lleva el personaje de otro solo en una escena: elígela."),
+        (
+            TakeoverConsent.GM_AND_NAMED,
+            "ana",
+            False,
+            "Un jugador lleva el personaje de otro solo en una escena: elígela.",
+        ),
     ],
 )
 def test_what_the_owner_allows_decides_and_the_refusal_says_why(play, consent, taker, scene, message):
@@ -118,7 +123,7 @@ def test_what_the_owner_allows_decides_and_the_refusal_says_why(play, consent, t
 
 
 def test_nobody_takes_the_character_of_a_player_who_is_not_away(play):
-    Membership.objects.filter(user=play.bruno).update(takeover_consent=TakeoverConsent.ACT)
+    Membership.objects.filter(user=play.bruno).update(takeover_consent=TakeoverConsent.GM_AND_NAMED)
     with pytest.raises(ValidationError) as refused:
         start(play)
     assert refused.value.messages == ["Bruno no está ausente hoy: solo se lleva el personaje de quien falta."]
@@ -132,13 +137,13 @@ def test_nobody_takes_the_character_of_a_player_who_is_not_away(play):
 
 
 def test_only_the_direction_starts_one(play):
-    away(play, play.bruno, consent=TakeoverConsent.ACT)
+    away(play, play.bruno, consent=TakeoverConsent.GM_AND_NAMED)
     with pytest.raises(PermissionDenied):
         start(play, by=play.ana, taken_by=play.ana, scene=play.scene)
 
 
 def test_a_reader_or_the_owner_cannot_be_named(play):
-    away(play, play.bruno, consent=TakeoverConsent.ACT)
+    away(play, play.bruno, consent=TakeoverConsent.GM_AND_NAMED)
     with pytest.raises(ValidationError) as refused:
         start(play, taken_by=play.reader, scene=play.scene)
     assert refused.value.messages == ["Solo la dirección o un jugador de la partida pueden llevar el personaje."]
@@ -158,7 +163,7 @@ def test_one_current_takeover_per_character(play):
 
 
 def test_an_archived_scene_is_refused(play):
-    away(play, play.bruno, consent=TakeoverConsent.ACT)
+    away(play, play.bruno, consent=TakeoverConsent.GM_AND_NAMED)
     play.scene.status = Scene.Status.ARCHIVED
     play.scene.save()
     with pytest.raises(ValidationError) as refused:
@@ -171,7 +176,7 @@ def test_an_archived_scene_is_refused(play):
 
 @pytest.mark.parametrize("who", ["gm", "ana", "bruno"])
 def test_the_direction_the_taker_or_the_owner_ends_it(play, who):
-    away(play, play.bruno, consent=TakeoverConsent.ACT)
+    away(play, play.bruno, consent=TakeoverConsent.GM_AND_NAMED)
     takeover = start(play, taken_by=play.ana, scene=play.scene)
     Notification.objects.all().delete()
     actor = play.user(who)

@@ -112,7 +112,7 @@ def test_a_named_player_posts_and_rolls_with_the_sheet_in_their_scene_only(play)
 
 
 def test_the_taker_answers_a_request_addressed_to_the_character(play):
-    away(play, play.bruno, consent=TakeoverConsent.ACT)
+    away(play, play.bruno, consent=TakeoverConsent.GM_AND_NAMED)
     start(play, taken_by=play.ana, scene=play.scene)
     from table.roll_requests import services as roll_requests
 
@@ -173,7 +173,7 @@ def test_once_ended_the_takeover_no_longer_lets_anyone_write_as_the_character(pl
 
 
 def test_someone_elses_takeover_is_refused_by_the_service(play):
-    away(play, play.bruno, consent=TakeoverConsent.ACT)
+    away(play, play.bruno, consent=TakeoverConsent.GM_AND_NAMED)
     takeover = start(play, taken_by=play.ana, scene=play.scene)
     with pytest.raises(PermissionDenied):
         table_services.post_with_rolls_create(
@@ -205,7 +205,7 @@ def test_the_names_in_the_byline_are_escaped(play):
 
 
 def test_the_feeds_say_who_wrote_on_whose_behalf(play):
-    away(play, play.bruno, consent=TakeoverConsent.ACT)
+    away(play, play.bruno, consent=TakeoverConsent.GM_AND_NAMED)
     _write_for_bruno(play, start(play, taken_by=play.ana, scene=play.scene), 1)
     feed = client_for(None).get(reverse("campaigns:campaign-feed", args=[play.campaign.slug])).content.decode()
     assert "&lt;p&gt;&lt;em&gt;Escrito por Ana en nombre de Bruno&lt;/em&gt;&lt;/p&gt;" in feed

@@ -67,7 +67,7 @@ def _matrix(table: str, visibility: str):
 def test_the_takeover_urls_answer_each_standing(visibility, name, method, standing, expected):
     world = make_world(visibility)
     cogm = add_cogm(world)
-    away(world, world.bruno, consent=TakeoverConsent.ACT)
+    away(world, world.bruno, consent=TakeoverConsent.GM_AND_NAMED)
     users = {"player": world.bruno, "other": world.ana, "cogm": cogm}
     user = users.get(standing) or world.user(standing)
     if name == "takeover-end":
@@ -140,7 +140,7 @@ def test_a_refusal_comes_back_with_why_and_what_was_typed(play):
 
 
 def test_a_named_player_needs_a_scene_in_the_form(play):
-    away(play, play.bruno, consent=TakeoverConsent.ACT)
+    away(play, play.bruno, consent=TakeoverConsent.GM_AND_NAMED)
     data = {"character": play.tomas.pk, "taken_by": play.ana.pk, "scene": "", "reason": ""}
     response = client_for(play.gm).post(_start_url(play), data)
     assertContains(response, "Un jugador lleva el personaje de otro solo en una escena: elígela.")
@@ -199,7 +199,7 @@ def test_the_owner_takes_the_character_back_from_the_campaign_page(play):
 
 
 def test_the_taker_sees_what_they_carry_and_hands_it_back_by_htmx(play):
-    away(play, play.bruno, consent=TakeoverConsent.ACT)
+    away(play, play.bruno, consent=TakeoverConsent.GM_AND_NAMED)
     takeover = start(play, taken_by=play.ana, scene=play.scene)
     page = client_for(play.ana).get(play.campaign.get_absolute_url())
     assertContains(page, "Llevas a Tomás Ferrer, de Bruno, en la escena «El vestíbulo».")
@@ -281,7 +281,7 @@ def test_names_in_the_panels_are_escaped(play):
     play.bruno.save()
     play.tomas.name = XSS
     play.tomas.save()
-    away(play, play.bruno, consent=TakeoverConsent.ACT)
+    away(play, play.bruno, consent=TakeoverConsent.GM_AND_NAMED)
     start(play, taken_by=play.ana, scene=play.scene)
     for user, url in ((play.gm, _dashboard(play)), (play.ana, play.campaign.get_absolute_url())):
         html = client_for(user).get(url).content.decode()

@@ -14,7 +14,14 @@ a conditional UPDATE (two runs never both notice it), welcomes the member
 in the site, tells the direction, and, after commit, e-mails the member one
 "while you were away" message with the held notifications
 (``notify.send_return_digest``), which a mail server failure leaves to be
-tried again.
+tried again. What it held (``notify.held_notifications``) is what was
+written from the first day of the absence, in the campaign's time zone,
+until the return, and that the member's e-mail choice would have sent
+(``gm_only``: the direction's posts and what concerns them personally); a
+member who wants no e-mail is held nothing and welcomed without a count.
+The welcome is written in every language of the site unless it tells what
+others did in their name: those lines are made once, in the member's
+language, so the welcome is then kept in that language only.
 """
 
 from __future__ import annotations
@@ -361,10 +368,14 @@ def notice_return(absence: Absence, *, now: datetime | None = None) -> bool:
         _moved(absence.campaign_id)
         campaign = Campaign.objects.select_related("gm").get(pk=absence.campaign_id)
         user = User.objects.get(pk=absence.user_id)
-        holding = absence.hold_notifications
-        held = notify.held_notifications(user, campaign).count() if holding else 0
-        # What the layers above did in their name, in the member's language.
-        with translation.override(notify.user_language(user)):
+        absence.campaign, absence.user = campaign, user
+        # Held for an e-mail on return only when the member wants e-mail at all.
+        holding = absence.hold_notifications and notify.wants_any_mail(user)
+        held = notify.held_notifications(absence).count() if holding else 0
+        language = notify.user_language(user)
+        # What the layers above did in their name. The hooks mark what they
+        # tell as told, so they run once, in the member's language.
+        with translation.override(language):
             lines = [str(line) for line in extensions.member_returned(campaign, user)]
 
         def welcome() -> str:
@@ -380,13 +391,18 @@ def notice_return(absence: Absence, *, now: datetime | None = None) -> bool:
                 message = _("%(message)s En tu nombre: %(lines)s") % {"message": message, "lines": " ".join(lines)}
             return message
 
-        # The welcome goes in the "while you were away" e-mail, not in one of its own.
+        # The welcome goes in the "while you were away" e-mail, not in one of
+        # its own. With lines about what was done in their name, which exist
+        # only in the member's language, it is kept in that one language
+        # (``translated=False``; ``notify_users`` writes it in the member's
+        # language) rather than mix two languages in the other texts.
         welcomed = notify.notify_users(
             [user],
             campaign=campaign,
             kind=Notification.Kind.ABSENCE,
             url=campaign.get_absolute_url(),
             text=welcome,
+            translated=not lines,
             mail=not holding,
         )
 
@@ -400,7 +416,7 @@ def notice_return(absence: Absence, *, now: datetime | None = None) -> bool:
             url=campaign.get_absolute_url(),
             text=back,
         )
-        if holding and user.is_active and user.email and user.email_notifications != User.EmailChoice.NEVER:
+        if holding:
             welcome_id = welcomed[0].pk
             transaction.on_commit(
                 lambda: notify.send_return_digest.enqueue(absence.pk, welcome_id, lines),

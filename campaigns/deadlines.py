@@ -21,7 +21,7 @@ from zoneinfo import ZoneInfo
 
 from django import forms
 from django.core.exceptions import ValidationError
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.db.models import DateTimeField, ExpressionWrapper, F
 from django.urls import reverse
 from django.utils import dateformat, timezone
@@ -129,24 +129,46 @@ def set_deadline(
 ) -> Deadline:
     """Give the target a deadline, or move the one it has (its reminder and
     the direction's notice go out again for the new date). A target whose
-    last deadline was settled or withdrawn gets a new one, set now."""
+    last deadline was settled or withdrawn gets a new one, set now.
+
+    Two first deadlines for the same target at once: the row lock cannot
+    hold a row that does not exist yet, so both insert; the second one's
+    insert fails on the one-per-target constraint (in a savepoint), and it
+    reads the first one's row, locked, and moves it instead."""
     validate_future(due_at, now)
     with transaction.atomic():
-        deadline = Deadline.objects.select_for_update().filter(kind=kind, target_id=target_id).first()
+        deadline = _existing(kind, target_id)
         if deadline is None:
             deadline = Deadline(campaign=campaign, scene=scene, kind=kind, target_id=target_id, created_by=actor)
-        elif not deadline.is_open:
+            _dated(deadline, due_at, remind_before)
+            try:
+                with transaction.atomic():
+                    deadline.save()
+            except IntegrityError:
+                deadline = Deadline.objects.select_for_update().get(kind=kind, target_id=target_id)
+            else:
+                return deadline
+        if not deadline.is_open:
             # The target's old deadline was settled or withdrawn: this is a new
             # one, set now (a scene waits for the posts written from now on).
             deadline.created_by = actor
             deadline.created_at = now or timezone.now()
-        deadline.due_at = due_at
-        deadline.remind_before = remind_before
-        deadline.reminded_at = deadline.passed_at = deadline.settled_at = deadline.cancelled_at = None
-        deadline.settled_by = None
-        deadline.settlement = ""
+        _dated(deadline, due_at, remind_before)
         deadline.save()
     return deadline
+
+
+def _existing(kind: str, target_id: int) -> Deadline | None:
+    """The target's deadline row, locked, if it has one."""
+    return Deadline.objects.select_for_update().filter(kind=kind, target_id=target_id).first()
+
+
+def _dated(deadline: Deadline, due_at: datetime, remind_before: timedelta) -> None:
+    deadline.due_at = due_at
+    deadline.remind_before = remind_before
+    deadline.reminded_at = deadline.passed_at = deadline.settled_at = deadline.cancelled_at = None
+    deadline.settled_by = None
+    deadline.settlement = ""
 
 
 def withdraw(kind: str, target_id: int, now: datetime | None = None) -> int:
@@ -231,6 +253,28 @@ def time_left(due_at: datetime, now: datetime | None = None) -> str:
     return texts[unit] % {"n": n}
 
 
+def seconds_until_left_changes(deadline: Deadline | None, now: datetime | None = None) -> float | None:
+    """Seconds until ``time_left`` (the «quedan…/venció hace…» of
+    ``{% deadline_line %}``) reads differently for ``deadline``: how long a
+    page showing it may be kept. ``None`` without a deadline.
+
+    Before the deadline the count goes down, so the text changes once the
+    remainder within its unit has run out (``remaining % unit``, and a
+    second more); after it the count goes up, so it changes when the next
+    whole unit is reached (``unit - remaining % unit``; «venció hace 1
+    minuto» from the start, so the first change is at two minutes)."""
+    if deadline is None:
+        return None
+    seconds = (deadline.due_at - (now or timezone.now())).total_seconds()
+    remaining = abs(seconds)
+    unit = 86400 if remaining >= 86400 else 3600 if remaining >= 3600 else 60
+    if seconds > 0:
+        return remaining % unit + 1
+    if remaining < 120:
+        return 120 - remaining
+    return unit - remaining % unit
+
+
 def _campaign_of(deadline: Deadline) -> Campaign:
     """The deadline's campaign without a query when it or its scene's is loaded."""
     if not Deadline.campaign.is_cached(deadline) and Deadline.scene.is_cached(deadline):
@@ -295,6 +339,27 @@ def _scene_url(deadline: Deadline) -> str:
     return reverse("table:scene-detail", args=[deadline.campaign.slug, deadline.target_id])
 
 
+def target_urls(found: Iterable[Deadline]) -> dict[int, str]:
+    """Where to answer each deadline, by id, for many at once (the
+    direction's dashboard): each kind's ``urls`` (a constant number of
+    queries per kind), else the deadline's scene (no query: its campaign
+    should be loaded)."""
+    found = list(found)
+    by_kind: dict[str, list[Deadline]] = {}
+    for deadline in found:
+        by_kind.setdefault(deadline.kind, []).append(deadline)
+    urls: dict[int, str] = {}
+    for name, group in by_kind.items():
+        kind = extensions.deadline_kind(name)
+        if kind is not None and kind.urls is not None:
+            urls.update(kind.urls(group))
+    return {
+        deadline.pk: urls.get(deadline.pk)
+        or reverse("table:scene-detail", args=[_campaign_of(deadline).slug, deadline.scene_id])
+        for deadline in found
+    }
+
+
 CONTINUE = "continue"
 
 
@@ -327,8 +392,9 @@ def settle_url(deadline: Deadline) -> str:
     return reverse("campaigns:deadline-settle", args=[deadline.campaign.slug, deadline.pk])
 
 
-def _about(deadline: Deadline, kind: extensions.DeadlineKind) -> dict[str, str]:
-    return {"what": kind.label(), "scene": deadline.scene.title, "campaign": deadline.campaign.title}
+def _about(deadline: Deadline, kind: extensions.DeadlineKind | None) -> dict[str, str]:
+    what = kind.label() if kind is not None else deadline.kind
+    return {"what": what, "scene": deadline.scene.title, "campaign": deadline.campaign.title}
 
 
 def _by_zone(users: list, campaign: Campaign) -> dict[ZoneInfo, list]:
@@ -444,11 +510,13 @@ MORE_TIME = "_more"
 WITHDRAW = "_withdraw"
 
 
-def settle_choices(deadline: Deadline, actor) -> list[tuple[str, str]]:
-    """What the direction may do with a deadline that passed: what its kind
-    offers, then more time and withdrawing it."""
+def settle_choices(deadline: Deadline, actor, now: datetime | None = None) -> list[tuple[str, str]]:
+    """What the direction may do with a deadline: once it passed, what its
+    kind offers, then more time and withdrawing it; before, only moving it
+    (more time) or withdrawing it."""
     kind = extensions.deadline_kind(deadline.kind)
-    offered = list(kind.options(deadline, actor)) if kind else []
+    due = deadline.due_at <= (now or timezone.now())
+    offered = list(kind.options(deadline, actor)) if kind and due else []
     return [*offered, (MORE_TIME, gettext("Dar más tiempo")), (WITHDRAW, gettext("Retirar el plazo"))]
 
 
@@ -469,7 +537,10 @@ def deadline_settle(*, deadline: Deadline, key: str, actor, now: datetime | None
     kind carries the option out (a ``ValidationError`` changes nothing),
     ``settled_at/by`` and ``settlement`` are recorded, a moderation log row
     (DEADLINE_SETTLED, the settlement as its reason), and the members it
-    awaited are told."""
+    awaited are told. A kind whose ``stays_open`` says it still awaits
+    someone else (a round with more characters to act) keeps the deadline
+    open instead: its ``passed_at`` is cleared, so the clock tells the
+    direction again and it settles for the next one."""
     now = now or timezone.now()
     with transaction.atomic():
         locked = _locked(deadline.pk, now)
@@ -483,10 +554,14 @@ def deadline_settle(*, deadline: Deadline, key: str, actor, now: datetime | None
             sentence = str(kind.settle(locked, key, actor))
         else:
             raise ValidationError(gettext("Elige una de las opciones que se ofrecen."), code="option")
-        locked.settled_at = now
-        locked.settled_by = actor
-        locked.settlement = sentence[: Deadline._meta.get_field("settlement").max_length]
-        locked.save(update_fields=["settled_at", "settled_by", "settlement"])
+        if key != WITHDRAW and kind.stays_open is not None and kind.stays_open(locked):
+            locked.passed_at = None
+            locked.save(update_fields=["passed_at"])
+        else:
+            locked.settled_at = now
+            locked.settled_by = actor
+            locked.settlement = sentence[: Deadline._meta.get_field("settlement").max_length]
+            locked.save(update_fields=["settled_at", "settled_by", "settlement"])
         ModerationLog.objects.create(
             campaign=locked.campaign,
             actor=actor,
@@ -516,13 +591,14 @@ def deadline_extend(
     remind_before: timedelta = DEFAULT_REMIND,
     now: datetime | None = None,
 ) -> Deadline:
-    """«Dar más tiempo» to a deadline that passed: a new date
-    (``set_deadline``: its reminder and notice go out again), a moderation
-    log row saying so, and the members it awaits told the new date in their
-    own zone."""
+    """«Dar más tiempo» to an open deadline, passed or not: a new date
+    (``set_deadline``: its reminder and notice go out again), the kind's
+    ``moved`` hook (a kind that keeps the date on its own row too), a
+    moderation log row saying so, and the members it awaits told the new
+    date in their own zone."""
     now = now or timezone.now()
     with transaction.atomic():
-        locked = _locked(deadline.pk, now)
+        locked = _locked(deadline.pk, now, must_be_due=False)
         moved = set_deadline(
             campaign=locked.campaign,
             scene=locked.scene,
@@ -535,6 +611,10 @@ def deadline_extend(
         )
         moved.campaign, moved.scene = locked.campaign, locked.scene
         kind = extensions.deadline_kind(moved.kind)
+        if kind is None:
+            raise ValidationError(gettext("Este tipo de plazo ya no existe."), code="kind")
+        if kind.moved is not None:
+            kind.moved(moved)
         zone = campaign_zone(moved.campaign)
         ModerationLog.objects.create(
             campaign=moved.campaign,
@@ -556,3 +636,36 @@ def deadline_extend(
 
         _tell_awaited(moved, kind, users, sentence)
     return moved
+
+
+def deadline_withdraw(*, deadline: Deadline, actor, now: datetime | None = None) -> Deadline:
+    """The direction withdraws an open deadline. One that passed is settled
+    as withdrawn (``deadline_settle``). One not yet due is cancelled, in one
+    transaction under its row lock, with a moderation log row
+    (DEADLINE_SETTLED, «retiró el plazo») and the members it awaited told
+    (they may have had its reminder)."""
+    now = now or timezone.now()
+    with transaction.atomic():
+        locked = _locked(deadline.pk, now, must_be_due=False)
+        if locked.due_at <= now:
+            return deadline_settle(deadline=locked, key=WITHDRAW, actor=actor, now=now)
+        kind = extensions.deadline_kind(locked.kind)
+        awaited = [user for user in kind.awaited(locked) if user.is_active] if kind is not None else []
+        about = _about(locked, kind)
+        locked.cancelled_at = now
+        locked.save(update_fields=["cancelled_at"])
+        ModerationLog.objects.create(
+            campaign=locked.campaign,
+            actor=actor,
+            action=ModerationAction.DEADLINE_SETTLED,
+            scene=locked.scene,
+            reason=gettext("Retiró el plazo de %(what)s «%(scene)s» antes de que venciera.") % about,
+        )
+        notify.notify_users(
+            awaited,
+            campaign=locked.campaign,
+            kind=Notification.Kind.DEADLINE,
+            url=kind.url(locked) if kind is not None else locked.scene.get_absolute_url(),
+            text=lambda: gettext("La dirección retiró el plazo de %(what)s «%(scene)s» (%(campaign)s).") % about,
+        )
+    return locked

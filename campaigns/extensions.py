@@ -253,7 +253,18 @@ class DeadlineKind:
     action, not react, let a request close); ``settle(deadline, key, actor)``:
     carry one out inside the caller's transaction and return the sentence
     recorded (``Deadline.settlement``); raises ``django.core.exceptions.
-    ValidationError`` with a Spanish message when it no longer applies."""
+    ValidationError`` with a Spanish message when it no longer applies.
+
+    Optional hooks, each with a default that needs nothing from the kind:
+    ``urls(deadlines)``: ``{deadline id: url}`` for many at once in a
+    constant number of queries (the direction's dashboard); without it (or
+    for an id it leaves out) a deadline links to its scene. ``moved(deadline)``:
+    the direction gave it more time (``deadline.due_at`` is the new date),
+    inside the caller's transaction: a kind that keeps the date on its own
+    row too updates it there. ``stays_open(deadline)``: asked after
+    ``settle``; true when the deadline still awaits someone else (a round
+    with more characters to act), so it is not closed: the direction is told
+    again at the next clock round and settles for the next one."""
 
     kind: str
     label: Callable[[], str]
@@ -261,6 +272,9 @@ class DeadlineKind:
     url: Callable[[Any], str]
     options: Callable[[Any, Any], list[tuple[str, str]]]
     settle: Callable[[Any, str, Any], str]
+    urls: Callable[[list], dict[int, str]] | None = None
+    moved: Callable[[Any], None] | None = None
+    stays_open: Callable[[Any], bool] | None = None
 
 
 _deadline_kinds: dict[str, DeadlineKind] = {}

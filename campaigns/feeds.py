@@ -37,9 +37,9 @@ from django.utils.feedgenerator import Atom1Feed
 from django.utils.html import format_html
 from django.utils.translation import gettext as _
 
-from campaigns import extensions
+from campaigns import bylines, extensions
 from campaigns.models import Campaign, Membership, Post, Scene, Visibility
-from campaigns.notify import gm_ids, site_url
+from campaigns.notify import site_url
 from campaigns.permissions import campaign_access, visible_scenes
 
 FEED_SIZE = 50
@@ -74,30 +74,8 @@ def _with_extras(posts, access) -> list[Post]:
     extras = extensions.feed_extras([p for p in shown if not p.hidden], access)
     for post in shown:
         post.feed_extra = extras.get(post.pk, "")
-    _mark_written_for_others(shown)
+    bylines.mark_written_for(shown, access.campaign)
     return shown
-
-
-def _mark_written_for_others(posts: list[Post]) -> None:
-    """Whether the author of each post written for an absent owner
-    (``Post.on_behalf_of``) is of the direction (``post.by_direction``): one
-    query when the feed has any (a feed is of one campaign), none otherwise."""
-    behalf = [post for post in posts if post.on_behalf_of_id is not None]
-    if behalf:
-        direction = gm_ids(behalf[0].scene.campaign)
-        for post in behalf:
-            post.by_direction = post.author_id in direction
-
-
-def written_for(post: Post) -> str:
-    """«Escrito por X (dirección) en nombre de Y» for a post written for an
-    absent owner; empty otherwise (plain text: the caller escapes it)."""
-    if post.on_behalf_of_id is None:
-        return ""
-    values = {"name": post.author.public_name, "owner": post.on_behalf_of.public_name}
-    if getattr(post, "by_direction", False):
-        return _("Escrito por %(name)s (dirección) en nombre de %(owner)s") % values
-    return _("Escrito por %(name)s en nombre de %(owner)s") % values
 
 
 class AtomWithContentFeed(Atom1Feed):
@@ -142,7 +120,7 @@ class _PostFeed(Feed):
         if post.hidden:
             return {"content": format_html("<p>{}</p>", _("Mensaje oculto por la dirección."))}
         extra = getattr(post, "feed_extra", "")
-        behalf = written_for(post)
+        behalf = getattr(post, "written_for", "")
         # Escaped here: the names are the users' own text.
         byline = format_html("<p><em>{}</em></p>", behalf) if behalf else ""
         # body_html is stored sanitised; the extras come escaped (``feed_extras``).

@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterable
-from datetime import datetime, timedelta
+from datetime import datetime, time, timedelta
 from email.headerregistry import HeaderRegistry, UnstructuredHeader
 from email.utils import make_msgid
 from urllib.parse import urlsplit
@@ -428,14 +428,45 @@ def _not_held(held_ids: list[int]):
     return ~Exists(holding)
 
 
-def held_notifications(user, campaign: Campaign):
-    """What ``user``'s absence from ``campaign`` kept for their return: the
-    campaign's notifications to them not e-mailed and not read (a QuerySet)."""
-    return Notification.objects.filter(user=user, campaign=campaign, emailed_at__isnull=True, read_at__isnull=True)
-
-
-def _wants_any_mail(user) -> bool:
+def wants_any_mail(user) -> bool:
     return user.is_active and bool(user.email) and user.email_notifications != User.EmailChoice.NEVER
+
+
+def _mailed_by_choice(user) -> Q:
+    """The notifications ``user``'s e-mail choice would have e-mailed at once,
+    were they not away (``_wants_mail_now``), as a filter; the digest's
+    users are e-mailed everything, the return's message standing in for
+    their digest. Callers check ``wants_any_mail`` first."""
+    if user.email_notifications == User.EmailChoice.GM_ONLY:
+        return ~Q(kind__in=[Notification.Kind.POST, Notification.Kind.ADDRESSED]) | Q(from_gm=True)
+    return Q()
+
+
+def absence_start(absence: Absence) -> datetime:
+    """The first instant of the absence: midnight of its first day where its
+    campaign is played."""
+    return datetime.combine(absence.starts_on, time.min, tzinfo=ZoneInfo(absence.campaign.time_zone))
+
+
+def held_notifications(absence: Absence, *, welcome_id: int | None = None):
+    """What ``absence`` kept for its member's return (a QuerySet, ``absence.user``
+    and ``absence.campaign`` loaded): the campaign's notifications to them
+    written from the first day of the absence (in the campaign's time zone)
+    until its return was noticed, not e-mailed, not read, and among those
+    their e-mail choice would have sent (``gm_only``: the direction's posts
+    and what is addressed to them personally; ``never``, no address or an
+    inactive account: nothing). ``welcome_id``: the welcome written on
+    return, which is always among them."""
+    user = absence.user
+    if not wants_any_mail(user):
+        return Notification.objects.none()
+    window = Q(created_at__gte=absence_start(absence))
+    if absence.returned_at is not None:
+        window &= Q(created_at__lte=absence.returned_at)
+    rows = Q(emailed_at__isnull=True, read_at__isnull=True) & window & _mailed_by_choice(user)
+    if welcome_id is not None:
+        rows |= Q(pk=welcome_id, emailed_at__isnull=True)
+    return Notification.objects.filter(user=user, campaign=absence.campaign).filter(rows)
 
 
 def return_email(user, campaign: Campaign, notifications: list[Notification], lines: list[str]) -> EmailMessage:
@@ -474,12 +505,14 @@ def send_return_digest(absence_id: int, welcome_id: int, lines: list[str], attem
     digest user's daily digest also collects them.
     """
     absence = Absence.objects.select_related("campaign", "user").filter(pk=absence_id).first()
-    if absence is None or not _wants_any_mail(absence.user):
+    if absence is None or not wants_any_mail(absence.user):
         return False
     user, campaign = absence.user, absence.campaign
     try:
         with transaction.atomic():
-            pending = list(held_notifications(user, campaign).select_for_update().order_by("created_at", "id"))
+            pending = list(
+                held_notifications(absence, welcome_id=welcome_id).select_for_update().order_by("created_at", "id")
+            )
             if not any(n.pk == welcome_id for n in pending):
                 return False
             mailers.default.send_messages([return_email(user, campaign, pending, lines)])
@@ -654,9 +687,10 @@ def notifications_mark_all_read(*, user) -> int:
 # --- the daily digest --------------------------------------------------------
 
 
-def digest_email(user, notifications: list[Notification]) -> EmailMessage:
+def digest_email(user, notifications: list[Notification], awaited: list[tuple[str, str, str]]) -> EmailMessage:
     """One message listing the user's notifications, grouped by campaign in
-    the order given (callers sort by campaign)."""
+    the order given (callers sort by campaign), and what their scenes wait
+    for from them (``awaited``, from ``waiting.digest_items``)."""
     groups: list[tuple[Campaign | None, list[tuple[Notification, str]]]] = []
     for notification in notifications:
         if not groups or groups[-1][0] != notification.campaign:
@@ -668,8 +702,7 @@ def digest_email(user, notifications: list[Notification]) -> EmailMessage:
             "user": user,
             "groups": groups,
             "count": len(notifications),
-            # What the user's scenes wait for from them (campaigns.waiting).
-            "waiting": waiting.digest_items(user),
+            "waiting": awaited,
             "list_link": site_url(reverse("campaigns:notifications")),
             "profile_link": site_url(reverse("accounts:profile")),
             "unsubscribe_link": unsubscribe,
@@ -680,30 +713,42 @@ def digest_email(user, notifications: list[Notification]) -> EmailMessage:
 
 
 def digest_users():
-    """Users who chose the digest and have something not yet e-mailed that
-    no absence holds."""
-    held = [absence.pk for absence in held_absences()]
+    """Users who chose the digest and have something to be told: a
+    notification not yet e-mailed that no absence holds, or something a scene
+    waits for from them (``waiting.waiting_in``) in a campaign where no
+    absence of theirs holds. A constant number of queries, whatever the
+    number of users, campaigns and scenes: one ``waiting_in`` over every
+    campaign not finished where a digest user plays or directs."""
+    holding = held_absences()
+    held = [absence.pk for absence in holding]
+    away = {(absence.user_id, absence.campaign_id) for absence in holding}
+    wanting = User.objects.filter(email_notifications=User.EmailChoice.DIGEST, is_active=True).exclude(email="")
+    awaited = {
+        user_id
+        for user_id, campaign_id in waiting.awaited_in(waiting.active_campaigns_with(wanting))
+        if (user_id, campaign_id) not in away
+    }
     pending = Notification.objects.filter(user=OuterRef("pk"), emailed_at__isnull=True, read_at__isnull=True).filter(
         _not_held(held)
     )
-    return (
-        User.objects.filter(email_notifications=User.EmailChoice.DIGEST, is_active=True)
-        .exclude(email="")
-        .filter(Exists(pending))
-        .order_by("pk")
-    )
+    return wanting.filter(Q(Exists(pending)) | Q(pk__in=sorted(awaited))).order_by("pk")
 
 
 def digest_send(*, user) -> bool:
-    """E-mail the user's pending notifications in one message and mark them
-    e-mailed. Returns whether a message went out.
+    """E-mail the user's pending notifications and what their scenes wait
+    for from them (the «Te esperan» part) in one message, and mark the
+    notifications e-mailed. Returns whether a message went out.
 
     Read notifications are left out: the user has already seen them, and so
-    are those an absence holds (they go out on return). The rows are locked
-    while the message is sent, so two runs at once cannot both send them,
-    and a failed send leaves them pending for the next run.
+    are those an absence holds and what the campaigns it holds wait for
+    (they go out on return). A user awaited somewhere gets a digest even
+    with no new notification, with only the «Te esperan» part, on every run
+    while they are awaited: the list is not compared with yesterday's. The
+    rows are locked while the message is sent, so two runs at once cannot
+    both send them, and a failed send leaves them pending for the next run.
     """
-    held = [absence.pk for absence in held_absences(users=[user.pk])]
+    holding = held_absences(users=[user.pk])
+    held = [absence.pk for absence in holding]
     with transaction.atomic():
         pending = list(
             Notification.objects.select_for_update(of=("self",))
@@ -712,10 +757,12 @@ def digest_send(*, user) -> bool:
             .select_related("campaign")
             .order_by("campaign__title", "campaign_id", "created_at", "id")
         )
-        if not pending:
+        awaited = waiting.digest_items(user, held_campaign_ids={absence.campaign_id for absence in holding})
+        if not pending and not awaited:
             return False
-        mailers.default.send_messages([digest_email(user, pending)])
-        Notification.objects.filter(pk__in=[n.pk for n in pending]).update(emailed_at=timezone.now())
+        mailers.default.send_messages([digest_email(user, pending, awaited)])
+        if pending:
+            Notification.objects.filter(pk__in=[n.pk for n in pending]).update(emailed_at=timezone.now())
     return True
 
 

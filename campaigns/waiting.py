@@ -23,7 +23,7 @@ from typing import Any
 
 from django.core.exceptions import ValidationError
 from django.db import transaction
-from django.db.models import Max, OuterRef, Q, Subquery
+from django.db.models import Exists, Max, OuterRef, Q, Subquery
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.translation import gettext
@@ -208,13 +208,15 @@ class Row:
 
 def away_in(campaigns: list[Campaign], user_ids, now: datetime | None = None) -> dict[tuple[int, int], Absence]:
     """Who is away today in each campaign (``absences.away_now`` for many
-    campaigns in one query), by (campaign id, user id)."""
+    campaigns in one query), by (campaign id, user id). An absence whose
+    return was noticed («Ya he vuelto») no longer counts."""
     if not campaigns or not user_ids:
         return {}
     today = {campaign.pk: absences.campaign_today(campaign, now) for campaign in campaigns}
     found = Absence.objects.live().filter(
         campaign_id__in=today,
         user_id__in=set(user_ids),
+        returned_at__isnull=True,
         starts_on__lte=max(today.values()),
         ends_on__gte=min(today.values()),
     )
@@ -277,10 +279,12 @@ def pending_for(user) -> list[Awaited]:
     return waiting_in(active_campaigns_of(user), user_id=user.pk)
 
 
-def digest_items(user) -> list[tuple[str, str, str]]:
+def digest_items(user, *, held_campaign_ids=()) -> list[tuple[str, str, str]]:
     """What waits for the user, for the digest: (campaign title, text with
-    the deadline in the user's own zone and the time left, absolute link)."""
-    campaigns = list(active_campaigns_of(user))
+    the deadline in the user's own zone and the time left, absolute link).
+    Nothing from the campaigns in ``held_campaign_ids``, where an absence of
+    theirs holds what they would be told."""
+    campaigns = list(active_campaigns_of(user).exclude(pk__in=list(held_campaign_ids)))
     titles = {campaign.pk: campaign.title for campaign in campaigns}
     items = waiting_in(campaigns, user_id=user.pk)
     scene_campaign = dict(
@@ -298,6 +302,28 @@ def digest_items(user) -> list[tuple[str, str, str]]:
             }
         found.append((titles.get(scene_campaign.get(item.scene_id), ""), text, notify.site_url(item.url)))
     return found
+
+
+def active_campaigns_with(users) -> list[Campaign]:
+    """The campaigns not finished that one of ``users`` (a User QuerySet)
+    directs or plays in (one query)."""
+    member = Membership.objects.active().filter(campaign=OuterRef("pk"), user__in=users)
+    return list(
+        Campaign.objects.exclude(status=CampaignStatus.FINISHED).filter(Q(gm__in=users) | Exists(member)).order_by("pk")
+    )
+
+
+def awaited_in(campaigns) -> set[tuple[int, int]]:
+    """Who these campaigns wait for, as (user id, campaign id) pairs: one
+    ``waiting_in`` for them all and one query for the scenes' campaigns,
+    whatever their number."""
+    items = waiting_in(campaigns)
+    if not items:
+        return set()
+    scene_campaign = dict(
+        Scene.objects.filter(pk__in={item.scene_id for item in items}).values_list("pk", "campaign_id")
+    )
+    return {(item.user_id, scene_campaign[item.scene_id]) for item in items if item.scene_id in scene_campaign}
 
 
 # --- nudges ------------------------------------------------------------------------------

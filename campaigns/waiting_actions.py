@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import PermissionDenied, ValidationError
+from django.core.exceptions import ValidationError
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
@@ -87,19 +87,14 @@ def scene_deadline(request: HtmxHttpRequest, slug: str, scene_id: int) -> HttpRe
 @login_required
 @require_POST
 def deadline_withdraw(request: HtmxHttpRequest, slug: str, deadline_id: int) -> HttpResponse:
-    """Withdraw a deadline (the direction). One that already passed is
-    settled as withdrawn, with its record."""
+    """Withdraw a deadline (the direction), with its record and the
+    awaited members told (``deadlines.deadline_withdraw``)."""
     deadline, access = _deadline_for(request, slug, deadline_id)
     error = ""
-    if not deadline.is_open:
-        error = _("Este plazo ya está resuelto o retirado.")
-    elif deadline.due_at <= timezone.now():
-        try:
-            deadlines.deadline_settle(deadline=deadline, key=deadlines.WITHDRAW, actor=request.user)
-        except ValidationError as exc:
-            error = " ".join(exc.messages)
-    else:
-        deadlines.withdraw(deadline.kind, deadline.target_id)
+    try:
+        deadlines.deadline_withdraw(deadline=deadline, actor=request.user)
+    except ValidationError as exc:
+        error = " ".join(exc.messages)
     if request.POST.get("volver") == "direccion":
         if error:
             messages.error(request, error)
@@ -119,10 +114,9 @@ def deadline_withdraw(request: HtmxHttpRequest, slug: str, deadline_id: int) -> 
 @require_http_methods(["GET", "HEAD", "POST"])
 def deadline_settle(request: HtmxHttpRequest, slug: str, deadline_id: int) -> HttpResponse:
     """Decide what happens with a deadline that passed (the direction):
-    what its kind offers, more time, or withdrawing it."""
+    what its kind offers, more time, or withdrawing it. Before it passes
+    the page says so and offers only moving or withdrawing it."""
     deadline, access = _deadline_for(request, slug, deadline_id)
-    if deadline.is_open and deadline.due_at > timezone.now():
-        raise PermissionDenied(_("Este plazo aún no ha vencido: podrás resolverlo cuando pase."))
     kind = extensions.deadline_kind(deadline.kind)
     form = None
     error = ""
@@ -139,6 +133,9 @@ def deadline_settle(request: HtmxHttpRequest, slug: str, deadline_id: int) -> Ht
                     deadline=deadline, due_at=due_at, remind_before=remind_before, actor=request.user
                 )
                 done = _("Plazo ampliado.")
+            elif choice == deadlines.WITHDRAW:
+                deadlines.deadline_withdraw(deadline=deadline, actor=request.user)
+                done = _("Plazo retirado.")
             else:
                 deadlines.deadline_settle(deadline=deadline, key=choice, actor=request.user)
                 done = _("Plazo resuelto.")
@@ -155,6 +152,7 @@ def deadline_settle(request: HtmxHttpRequest, slug: str, deadline_id: int) -> Ht
         "kind_label": kind.label() if kind else deadline.kind,
         "target_url": kind.url(deadline) if kind else deadline.scene.get_absolute_url(),
         "form": form if deadline.is_open else None,
+        "not_due": deadline.is_open and deadline.due_at > timezone.now(),
         "error": error,
     }
     response = page_or_fragment(request, "campaigns/deadlines/settle.html", "deadline-settle", context)

@@ -17,6 +17,7 @@ from campaigns import deadlines, extensions, forms_waiting, waiting
 from campaigns import permissions as perms
 from campaigns.models import Deadline, Scene
 from campaigns.permissions import Access
+from hitos_site.htmx import wants_fragment
 
 # --- the parts around the pages ------------------------------------------------------------
 
@@ -47,6 +48,10 @@ def scene_context(request: HttpRequest, scene: Scene, access: Access, *, error: 
         "can_manage": can_manage,
         "form": form,
         "error": error,
+        # Folded on the scene page (loaded by htmx above the posts, where a
+        # phone must still show the first post), open on a page of its own,
+        # and open again when it has something to say (an error, a refused form).
+        "open": not wants_fragment(request) or bool(error) or bool(form is not None and form.errors),
     }
 
 
@@ -89,11 +94,15 @@ def dashboard_part(request, campaign, access) -> str:
         return ""
     now = timezone.now()
     passed, upcoming = [], []
-    for deadline in Deadline.objects.open().filter(campaign=campaign).select_related("scene"):
+    found = list(Deadline.objects.open().filter(campaign=campaign).select_related("scene").order_by("due_at", "pk"))
+    for deadline in found:
         deadline.campaign = campaign
+    # Where to answer each one, a constant number of queries per kind.
+    urls = deadlines.target_urls(found)
+    for deadline in found:
         kind = extensions.deadline_kind(deadline.kind)
         deadline.kind_label = kind.label() if kind else deadline.kind
-        deadline.target_url = kind.url(deadline) if kind else deadline.scene.get_absolute_url()
+        deadline.target_url = urls[deadline.pk]
         (passed if deadline.due_at <= now else upcoming).append(deadline)
     context = {"campaign": campaign, "passed": passed, "upcoming": upcoming}
     return render_to_string("campaigns/waiting/dashboard.html", context, request=request)

@@ -11,7 +11,7 @@ from django.utils.translation import gettext_lazy as _
 from accounts.limits import text_field
 from accounts.models import User
 from campaigns.forms import PostForm
-from campaigns.models import ModerationLog, Scene
+from campaigns.models import Scene
 from rolls.forms import client_seed_field
 from sheets.models import Character
 from table import takeover as takeovers
@@ -195,9 +195,11 @@ class TakeoverForm(forms.Form):
 
 
 class TakeoverEndForm(forms.Form):
-    """Giving a carried character back (``table:takeover-end``)."""
+    """Giving a carried character back (``table:takeover-end``). The reason
+    goes in the moderation log after the character's and the taker's names,
+    so it is kept as short as the one given when it was taken."""
 
-    reason = text_field(ModerationLog, "reason", label=_("Motivo"), required=False)
+    reason = text_field(Takeover, "reason", label=_("Motivo"), required=False)
 
     def clean_reason(self) -> str:
         return " ".join(self.cleaned_data["reason"].split())

@@ -46,13 +46,13 @@ from django.db.models.base import ModelState
 from django.template.loader import get_template
 
 from accounts.models import User
+from campaigns import bylines
 from campaigns import permissions as perms
 from campaigns.models import Post, Scene
 from campaigns.permissions import Access
 from campaigns.threads import POSTS_PER_PAGE, decorate_posts
 from sheets.models import Character
 from table import cards, fragments
-from table import takeover as takeovers
 from table.models import TableRoll
 
 # What a roll's actions read of its table roll and character.
@@ -305,18 +305,6 @@ def _posts_to_render(ids: Iterable[int]) -> list[Post]:
     return posts
 
 
-def _mark_written_for_others(posts: Iterable[Post], campaign) -> None:
-    """For the posts written for an absent owner (``Post.on_behalf_of``),
-    whether their author is of the direction (``post.by_direction``): one
-    query when the page has any, none otherwise."""
-    behalf = [post for post in posts if post.on_behalf_of_id is not None]
-    if not behalf:
-        return
-    direction = takeovers.direction_ids(campaign)
-    for post in behalf:
-        post.by_direction = post.author_id in direction
-
-
 def _rolls_of(scene: Scene, post_ids: list[int]) -> list[TableRoll]:
     """The posts' table rolls with only the columns the actions read (one
     query, two with activations; none without posts)."""
@@ -415,7 +403,7 @@ def _render_posts(
     if not_loaded := [p.pk for p in missing if p.pk not in posts]:
         posts.update((post.pk, post) for post in _posts_to_render(not_loaded))
     decorate_posts(posts.values(), access, scene)
-    _mark_written_for_others(posts.values(), scene.campaign)
+    bylines.mark_written_for(posts.values(), scene.campaign)
     by_post = _rolls_by_post(rolls)
     bodies = cards.card_bodies([tr for p in missing for tr in by_post[p.pk]], access=access)
     holes = fragments.new_holes()

@@ -4,11 +4,13 @@ While a member is away (``campaigns.absences.away_now``) the direction may
 take their approved character over, if what the member allows in this
 campaign (``campaigns.absences.effective_consent``) says so: ``gm`` lets the
 GM or a co-GM take it; ``named`` and ``act`` also let a player the direction
-names take it, for one scene. While the takeover lasts its taker may post
-and roll as the character (``Post.on_behalf_of`` names the owner); each such
-post and roll is written in the sheet's history. Starting and ending it are
-in the moderation log, and the owner is told what was done in their name
-when they come back (``returned_lines``, a return hook).
+names take it, for one scene. While the takeover lasts, and only while
+its owner is still away and still allows it (``still_refused``), its taker
+may post and roll as the character (``Post.on_behalf_of`` names the
+owner); each such post and roll is written in the sheet's history.
+Starting and ending it are in the moderation log. When the owner's return
+is noticed (``returned_lines``, a return hook) their takeovers end, and
+they are told what was done in their name.
 """
 
 from __future__ import annotations
@@ -148,6 +150,24 @@ def takeovers_of(campaign: Campaign, user) -> list[Takeover]:
         .select_related("character", "owner", "taken_by", "scene")
         .order_by("started_at", "pk")
     )
+
+
+def paused(takeover: Takeover, candidate: Candidate | None, *, by_direction: bool) -> str:
+    """Why a current takeover no longer lets its taker write as the
+    character (empty: it still does), from its owner's ``Candidate`` (None:
+    the owner is not away today) — for the direction's dashboard, with no
+    query. The same rules as ``still_refused``."""
+    values = {"owner": takeover.owner.public_name}
+    if candidate is None:
+        return _("En pausa: %(owner)s ya no está ausente.") % values
+    why = refusal(
+        consent=candidate.consent,
+        owner=takeover.owner,
+        away=True,
+        taker_is_direction=by_direction,
+        scene=takeover.scene,
+    )
+    return _("En pausa: %(owner)s ya no lo permite.") % values if why is not None else ""
 
 
 def refusal(
@@ -334,10 +354,21 @@ def takeover_end(*, access: Access, takeover: Takeover, reason: str = "") -> Tak
     owner and to the taker, unless they are who ended it."""
     if not may_end(access, takeover):
         raise PermissionDenied(_("Solo la dirección, quien lleva el personaje o su dueño pueden devolverlo."))
-    locked = Takeover.objects.select_for_update().filter(pk=takeover.pk).first()
-    if locked is None or locked.ended_at is not None:
+    if not _end(takeover, actor=access.user, reason=reason):
         raise ValidationError(_("Ese personaje ya estaba devuelto."), code="ended")
-    actor = access.user
+    return takeover
+
+
+def _end(takeover: Takeover, *, actor: User, reason: str, owner_back: bool = False) -> bool:
+    """End ``takeover`` for ``actor`` (``takeover_end``'s side effects);
+    False when it had already ended. ``owner_back``: its owner has come back,
+    and the taker is told so."""
+    locked = Takeover.objects.select_for_update().filter(pk=takeover.pk).first()
+    if locked is None:
+        return False
+    if locked.ended_at is not None:
+        takeover.ended_at, takeover.ended_by_id = locked.ended_at, locked.ended_by_id
+        return False
     takeover.ended_at = timezone.now()
     takeover.ended_by = actor
     takeover.save(update_fields=["ended_at", "ended_by"])
@@ -348,11 +379,16 @@ def takeover_end(*, access: Access, takeover: Takeover, reason: str = "") -> Tak
         actor=actor,
         action=ModerationAction.TAKEOVER_ENDED,
         target_user=owner,
-        scene=takeover.scene,
+        scene_id=takeover.scene_id,
         reason=_("%(character)s, que llevaba %(name)s. %(reason)s")
         % {"character": character.name, "name": taker.public_name, "reason": reason},
     )
-    values = {"character": character.name, "taker": taker.public_name, "actor": actor.public_name}
+    values = {
+        "character": character.name,
+        "taker": taker.public_name,
+        "actor": actor.public_name,
+        "owner": owner.public_name,
+    }
     if actor.pk != owner.pk:
         notify.notify_users(
             [owner],
@@ -362,14 +398,16 @@ def takeover_end(*, access: Access, takeover: Takeover, reason: str = "") -> Tak
             text=lambda: _("%(character)s vuelve a ser tuyo: %(taker)s ya no lo lleva.") % values,
         )
     if actor.pk != taker.pk:
+
+        def to_taker() -> str:
+            if owner_back:
+                return _("Ya no llevas a %(character)s: %(owner)s ha vuelto.") % values
+            return _("Ya no llevas a %(character)s: %(actor)s lo ha devuelto.") % values
+
         notify.notify_users(
-            [taker],
-            campaign=campaign,
-            kind=Notification.Kind.CHARACTER,
-            url=campaign.get_absolute_url(),
-            text=lambda: _("Ya no llevas a %(character)s: %(actor)s lo ha devuelto.") % values,
+            [taker], campaign=campaign, kind=Notification.Kind.CHARACTER, url=campaign.get_absolute_url(), text=to_taker
         )
-    return takeover
+    return True
 
 
 # --- Posting and rolling as the character -----------------------------------------------
@@ -410,16 +448,68 @@ def voiced_characters(access: Access, scene: Scene):
 
 def voiceable(access: Access, scene: Scene) -> dict[int, Takeover]:
     """The characters ``access.user`` carries and may voice in ``scene``
-    now, by character id (one query; none for who may not post there)."""
+    now, by character id: while their owners are still away and still allow
+    it (``still_refused``). One query, three when they carry any; none for
+    who may not post there."""
     if not access.user.is_authenticated or not can_post_in_scene(access, scene):
         return {}
-    takeovers = (
+    takeovers = list(
         _carried_in(scene, access.user)
         .filter(character__status=Character.Status.APPROVED, character__kind=Character.Kind.PC)
-        .select_related("owner")
+        .select_related("owner", "character")
         .order_by("pk")
     )
-    return {t.character_id: t for t in takeovers}
+    refused = still_refused(access, scene, takeovers)
+    return {t.character_id: t for t in takeovers if t.pk not in refused}
+
+
+def still_refused(
+    access: Access, scene: Scene, takeovers: Sequence[Takeover], *, now: datetime | None = None
+) -> dict[int, str]:
+    """Why ``access.user`` may no longer voice each of these current
+    takeovers of theirs in ``scene``, by takeover id (those that still
+    allow it are left out): the owner is back or no longer in the
+    campaign, or what they allow (``effective_consent``) no longer lets
+    this taker carry it. Two queries (who is away, the owners'
+    memberships), none without takeovers."""
+    if not takeovers:
+        return {}
+    campaign = scene.campaign
+    away = away_now(campaign, now)
+    owners = {t.owner_id: t.owner for t in takeovers}
+    memberships = {
+        m.user_id: m
+        for m in Membership.objects.active().filter(campaign=campaign, user_id__in=list(owners), role=Role.PLAYER)
+    }
+    refused = {}
+    for takeover in takeovers:
+        owner, character = owners[takeover.owner_id], takeover.character
+        values = {"owner": owner.public_name, "character": character.name}
+        membership = memberships.get(owner.pk)
+        if membership is None:
+            refused[takeover.pk] = (
+                _("%(owner)s ya no juega en la partida: no puedes escribir como %(character)s.") % values
+            )
+            continue
+        membership.user = owner
+        why = refusal(
+            consent=effective_consent(membership),
+            owner=owner,
+            away=owner.pk in away,
+            taker_is_direction=access.is_gm,
+            scene=scene if takeover.scene_id is not None else None,
+        )
+        if why is None:
+            continue
+        if why.code == "not_away":
+            refused[takeover.pk] = (
+                _("%(owner)s ha vuelto: %(character)s vuelve a ser suyo y no puedes escribir como él.") % values
+            )
+        else:
+            refused[takeover.pk] = (
+                _("%(owner)s ya no permite que lleves a %(character)s: no puedes escribir como él.") % values
+            )
+    return refused
 
 
 def open_requests(scene: Scene, character_ids: Iterable[int]) -> list[RollRequest]:
@@ -437,8 +527,9 @@ def open_requests(scene: Scene, character_ids: Iterable[int]) -> list[RollReques
 
 def lock_current(*, takeover_id: int, access: Access, scene: Scene, character: Character) -> Takeover:
     """The takeover, locked, if it still lets ``access.user`` voice
-    ``character`` in ``scene``; ``PermissionDenied`` otherwise (it ended
-    meanwhile, or a forged form names another)."""
+    ``character`` in ``scene``: ``PermissionDenied`` when it ended
+    meanwhile or a forged form names another, ``ValidationError`` (Spanish)
+    when its owner is back or no longer allows it (``still_refused``)."""
     locked = (
         Takeover.objects.select_for_update()
         .filter(pk=takeover_id, ended_at__isnull=True, taken_by=access.user, character=character)
@@ -447,6 +538,10 @@ def lock_current(*, takeover_id: int, access: Access, scene: Scene, character: C
     )
     if locked is None or (locked.scene_id is not None and locked.scene_id != scene.pk):
         raise PermissionDenied(_("Ya no llevas a este personaje: no puedes escribir como él."))
+    locked.character = character
+    refused = still_refused(access, scene, [locked])
+    if refused:
+        raise ValidationError(refused[locked.pk], code="takeover_over")
     return locked
 
 
@@ -510,31 +605,42 @@ def post_recorded(*, takeover: Takeover, post: Post, table_rolls: Sequence[Table
 # --- Told on return ------------------------------------------------------------------------
 
 
+@transaction.atomic
 def returned_lines(campaign: Campaign, user) -> list[str]:
-    """The return hook (``campaigns.extensions.provide_return_hook``): what
-    was done with ``user``'s characters while away, as plain lines — each
-    takeover not told yet and each post written for them — and those
-    takeovers marked as told. Three queries, four with something to tell."""
+    """The return hook (``campaigns.extensions.provide_return_hook``, called
+    once when the return is noticed): the takeovers of ``user``'s
+    characters still current end, since the absence that allowed them is
+    over (``takeover_end``'s side effects, with «ha vuelto» as the reason
+    and ``user`` as who ended them); then what was done with their
+    characters while away, as plain lines — each takeover not told yet and
+    each post written for them — and those takeovers marked as told. Three
+    queries with nothing to tell; with something, four more for each
+    takeover that ends, and four."""
     takeovers = list(
         Takeover.objects.filter(campaign=campaign, owner=user, owner_told_at__isnull=True)
-        .select_related("character", "taken_by")
+        .select_related("character", "taken_by", "owner")
         .order_by("started_at", "pk")
     )
     if not takeovers:
         return []
+    back = _("%(owner)s ha vuelto.") % {"owner": user.public_name}
+    for takeover in takeovers:
+        if takeover.ended_at is None:
+            takeover.campaign = campaign
+            # Ended here, or by someone else just before (``_end`` then reads when).
+            _end(takeover, actor=user, reason=back, owner_back=True)
     direction = direction_ids(campaign)
     lines = []
     for takeover in takeovers:
+        if takeover.ended_at is None:  # deleted meanwhile, with its character
+            continue
         values = {
             "taker": _taker_label(takeover, direction),
             "character": takeover.character.name,
             "since": _when(takeover.started_at, campaign),
+            "until": _when(takeover.ended_at, campaign),
         }
-        if takeover.ended_at is None:
-            lines.append(_("%(taker)s lleva a %(character)s desde el %(since)s.") % values)
-        else:
-            values["until"] = _when(takeover.ended_at, campaign)
-            lines.append(_("%(taker)s llevó a %(character)s del %(since)s al %(until)s.") % values)
+        lines.append(_("%(taker)s llevó a %(character)s del %(since)s al %(until)s.") % values)
     posts = (
         Post.objects.filter(
             scene__campaign=campaign,

@@ -132,8 +132,13 @@ def dashboard_panel(request: HttpRequest, access: Access) -> Additions | None:
     if not found and not current:
         return None
     direction = takeovers.direction_ids(campaign) if current else set()
+    by_character = {candidate.character.pk: candidate for candidate in found}
     for takeover in current:
         takeover.by_direction = takeover.taken_by_id in direction
+        # Its owner is back (the clock has not noticed it yet) or allows it no longer.
+        takeover.paused = takeovers.paused(
+            takeover, by_character.get(takeover.character_id), by_direction=takeover.by_direction
+        )
     values = {"takeover_candidates": found, "current_takeovers": current}
     return Additions(panels=[("table/takeover/_dashboard.html", values)])
 

@@ -40,6 +40,7 @@ from campaigns import fragments as site_fragments
 from campaigns import permissions as perms
 from campaigns import services as forum
 from campaigns import versions
+from campaigns.absences import campaign_today
 from campaigns.context_processors import unread_count
 from campaigns.models import Membership, Post, Role, Scene, SceneRead
 from campaigns.permissions import Access
@@ -117,9 +118,13 @@ def _reading_writer(access: Access, scene: Scene, *, version: int, content: tupl
     members), the people version (the members' names), the scene's version
     (the GM's requests) and the writer with their standing (``content``:
     the first two, as ``scene_for_reading`` read them) — so that a page
-    read again reads none of them. Posting builds the writer anew."""
+    read again reads none of them — and the campaign's day: a character
+    carried for an absent owner is offered only while the owner is away
+    (``takeover.voiceable``), and the absence's last day passes before
+    the clock notices the return. Posting builds the writer anew."""
     viewer = site_fragments.viewer(access.user, access.standing)
-    cache_key = fragments.key("scene-writer", scene.pk, version, *content, viewer)
+    today = campaign_today(scene.campaign)
+    cache_key = fragments.key("scene-writer", scene.pk, version, *content, viewer, today)
     kept = cache.get(cache_key)
     if kept is None:
         kept = _writer(access, scene)
@@ -446,8 +451,9 @@ def _kept_page_key(request: HtmxHttpRequest, access: Access, scene: Scene, versi
     to show once. The key holds the scene's version (posts, rolls, moves on
     them, requests, reveals, aspects), the campaign's and the people's
     (sheets, memberships, names), the reader with their standing (one class
-    for every reader without an account), the address (page, quote), and a
-    signed-in reader's unread notifications and read marker."""
+    for every reader without an account), the address (page, quote), the
+    campaign's day (the post form's, ``_reading_writer``), and a signed-in
+    reader's unread notifications and read marker."""
     user = request.user
     if perms.can_manage(access) or wants_fragment(request):
         return None
@@ -460,7 +466,8 @@ def _kept_page_key(request: HtmxHttpRequest, access: Access, scene: Scene, versi
     unread = unread_count(request) if signed_in else 0
     viewer = site_fragments.viewer(user, access.standing)
     path = request.get_full_path()
-    return fragments.key("scene-page", scene.pk, version, *content, viewer, path, unread, last_read)
+    today = campaign_today(scene.campaign)
+    return fragments.key("scene-page", scene.pk, version, *content, viewer, path, today, unread, last_read)
 
 
 def _keepable_address(request: HtmxHttpRequest, *, signed_in: bool) -> bool:

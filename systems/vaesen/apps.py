@@ -56,7 +56,8 @@ class VaesenConfig(AppConfig):
                 model, lambda row: [fragments.campaign_scope(fragments.related_id(row, "combat", "campaign_id"))]
             )
 
-        from systems.vaesen.combat import turns
+        from systems.vaesen.combat import reactions, turns
 
-        # Whose turn it is and its deadline (issue 17).
+        # Whose turn it is and its deadline, and the reactions waited for and theirs (issue 17).
         turns.register()
+        reactions.register()

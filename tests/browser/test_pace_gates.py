@@ -22,7 +22,13 @@ one browser context per person:
   allowing the GM to take Tomás, which the GM does); Carla is away too,
   allowing nobody; a roll request to Tomás has a deadline that passed;
   a HITOS combat in «El vestíbulo» has a round deadline;
-- in the Aventuras campaign, Ana's hero has an open reaction with a deadline.
+- in the Aventuras campaign, Ana's hero has an open reaction with a deadline;
+- in another HITOS campaign, a negative activation against Inés waits for
+  Ana, with the deadline the rules give it.
+
+The deadlines typed in a form are whole minutes, and so are this world's;
+the activation's is not (its page checks that a deadline with seconds and
+microseconds is still written as valid HTML).
 
 Two pages are a refused form, posted the way a browser without JavaScript
 does (a plain form submission, so the page checked is the one the server
@@ -307,7 +313,7 @@ PAGES = (
         lambda w: reverse("aventuras:reaction-deadline", args=[w.aventuras_slug, w.reaction]),
         ("Plazo para la reacción de Palomita", "Mover el plazo"),
     ),
-    # A deadline the rules set (not typed in a form): see KNOWN_FAILURES.
+    # A deadline the rules set (not typed in a form), with microseconds.
     Gate(
         "activation-status",
         "other-gm",
@@ -316,31 +322,9 @@ PAGES = (
     ),
 )
 
+
 # Real faults of the pages, reported for a fix in the files that own them;
 # strict, so each test fails again (XPASS) once its page is fixed.
-PACE_TABLE_WIDE = (
-    "templates/campaigns/pace/_chart.html: the pace chart's table for screen readers (table.visually-hidden) "
-    "keeps its full width (2504 px): a table ignores width: 1px and overflow: hidden, so the campaign page "
-    'scrolls sideways; wrap it in <div class="visually-hidden"> instead'
-)
-MICROSECONDS = (
-    "templates/campaigns/deadlines/_line.html: <time datetime=\"{{ deadline.due_at|date:'c' }}\"> writes "
-    "microseconds (a pending activation's deadline is now + N hours), which HTML does not allow in a date "
-    "(Nu: «A fraction of a second must be one, two, or three digits»)"
-)
-KNOWN_FAILURES = {
-    ("fits", "campaign-gm", 1280): PACE_TABLE_WIDE,
-    ("fits", "campaign-gm", 360): PACE_TABLE_WIDE,
-    ("nu", "activation-status", None): MICROSECONDS,
-}
-
-
-def _known(request: pytest.FixtureRequest, check: str, gate: Gate, width: int | None) -> None:
-    reason = KNOWN_FAILURES.get((check, gate.name, width))
-    if reason:
-        request.applymarker(pytest.mark.xfail(strict=True, reason=reason))
-
-
 class PaceCrawl(Crawl):
     """``test_gates.Crawl``'s visit of ``PAGES`` in the module's world."""
 
@@ -419,7 +403,6 @@ def _ids(gates) -> list[str]:
 @pytest.mark.parametrize("width", WIDTHS, ids=lambda width: f"{width}px")
 @pytest.mark.parametrize("gate", PAGES, ids=_ids(PAGES))
 def test_pace_page_has_no_accessibility_violation(request, crawl: PaceCrawl, gate: Gate, width: int):
-    _known(request, "axe", gate, width)
     visit = crawl.visit(gate, width)
     _loaded(visit, gate, width)
     assert not visit.problems, f"{gate.name} at {width} px: the browser reported:\n" + "\n".join(visit.problems)
@@ -432,7 +415,6 @@ def test_pace_page_has_no_accessibility_violation(request, crawl: PaceCrawl, gat
 @pytest.mark.parametrize("width", WIDTHS, ids=lambda width: f"{width}px")
 @pytest.mark.parametrize("gate", PAGES, ids=_ids(PAGES))
 def test_pace_page_fits_the_window_without_sideways_scroll(request, crawl: PaceCrawl, gate: Gate, width: int):
-    _known(request, "fits", gate, width)
     visit = crawl.visit(gate, width)
     _loaded(visit, gate, width)
     overflow = visit.overflow
@@ -443,7 +425,6 @@ def test_pace_page_fits_the_window_without_sideways_scroll(request, crawl: PaceC
 
 @pytest.mark.parametrize("gate", PAGES, ids=_ids(PAGES))
 def test_pace_page_html_has_no_error_for_the_nu_checker(request, crawl: PaceCrawl, gate: Gate):
-    _known(request, "nu", gate, None)
     messages = crawl.html_messages(gate)
     errors = [message for message in messages if is_vnu_error(message)]
     warnings = [message for message in messages if not is_vnu_error(message)]

@@ -10,13 +10,15 @@ defer it), never a second welcome or a second notice to the direction.
 from __future__ import annotations
 
 import logging
-from datetime import timedelta
+from datetime import datetime, time, timedelta
+from zoneinfo import ZoneInfo
 
 import pytest
 from django.core import mail
 from django.db import connection
 from django.tasks import TaskResultStatus
 from django.test.utils import CaptureQueriesContext
+from django.utils import timezone
 from django_tasks_db.models import DBTaskResult
 
 from accounts.models import User
@@ -299,3 +301,106 @@ def test_without_absences_the_digest_goes_out_as_before():
     assert list(notify.digest_users()) == [lucia]
     assert notify.digest_send_all() == (1, 0)
     assert "Uno" in mail.outbox[0].body
+
+
+# --- what the return e-mail brings --------------------------------------------------------
+
+
+def test_a_gm_only_member_gets_on_return_only_what_their_choice_would_have_e_mailed(django_capture_on_commit_callbacks):
+    campaign = _campaign(title="El faro")
+    ana = add_member(campaign, email_notifications=Choice.GM_ONLY, email="ana@example.org")
+    bruno = add_member(campaign, email_notifications=Choice.NEVER, display_name="Bruno")
+    absence = _away(campaign, ana)
+    cala = scene(campaign, title="La cala")
+    with django_capture_on_commit_callbacks(execute=True):
+        notify.post_created(post(cala, bruno))
+        notify.post_created(post(cala, campaign.gm))
+        notify.moderation(campaign, ana, lambda: "Tu ficha está aprobada.")
+    assert mail.outbox == []
+    _end_yesterday(absence)
+
+    with django_capture_on_commit_callbacks(execute=True):
+        assert absences.notice_returns() == 1
+    body = mail.outbox[0].body
+    # The direction's post, what concerns Ana herself, and the welcome; not Bruno's post.
+    assert "mientras estabas fuera (3 avisos):" in body
+    assert "- La Directora ha escrito en «La cala» (El faro)." in body
+    assert "- Tu ficha está aprobada." in body
+    assert "- Bienvenido de vuelta a «El faro»: 2 avisos mientras estabas fuera." in body
+    assert "Bruno" not in body
+    # Bruno's post stays in the site's list, never e-mailed, as for any gm_only member.
+    assert Notification.objects.get(user=ana, kind=Notification.Kind.POST, from_gm=False).emailed_at is None
+
+
+def test_notices_from_before_the_first_day_of_the_absence_where_it_is_played_are_not_in_the_return_e_mail(
+    django_capture_on_commit_callbacks,
+):
+    campaign = _campaign(title="El faro", time_zone="America/Bogota")
+    lucia = add_member(campaign, email_notifications=Choice.DIGEST, email="lucia@example.org")
+    absence = _away(campaign, lucia, days_ago=3, days_left=-1)
+    first_day = datetime.combine(absence.starts_on, time.min, tzinfo=ZoneInfo("America/Bogota"))
+    # A minute before midnight in Bogotá, already the first day in UTC: not held.
+    eve = _notification(lucia, campaign, "La víspera")
+    Notification.objects.filter(pk=eve.pk).update(created_at=first_day - timedelta(minutes=1))
+    first = _notification(lucia, campaign, "El primer día")
+    Notification.objects.filter(pk=first.pk).update(created_at=first_day)
+
+    with django_capture_on_commit_callbacks(execute=True):
+        assert absences.notice_returns() == 1
+    body = mail.outbox[0].body
+    assert "- El primer día" in body and "La víspera" not in body
+    assert "- Bienvenido de vuelta a «El faro»: 1 aviso mientras estabas fuera." in body
+    # The older one was never held: the next digest brings it.
+    assert notify.digest_send_all() == (1, 0)
+    assert "- La víspera" in mail.outbox[1].body and "El primer día" not in mail.outbox[1].body
+
+
+def test_what_comes_after_the_return_is_left_for_the_digest_even_if_the_return_e_mail_is_late(
+    django_capture_on_commit_callbacks,
+):
+    campaign = _campaign(title="El faro")
+    lucia = add_member(campaign, email_notifications=Choice.DIGEST)
+    absence = _away(campaign, lucia)
+    _notification(lucia, campaign, "Mientras fuera")
+    _end_yesterday(absence)
+    with django_capture_on_commit_callbacks() as callbacks:
+        assert absences.notice_returns() == 1
+    absence.refresh_from_db()
+    later = _notification(lucia, campaign, "Ya de vuelta")
+    Notification.objects.filter(pk=later.pk).update(created_at=absence.returned_at + timedelta(seconds=1))
+    for callback in callbacks:
+        callback()
+    assert len(mail.outbox) == 1
+    assert "- Mientras fuera" in mail.outbox[0].body and "Ya de vuelta" not in mail.outbox[0].body
+    later.refresh_from_db()
+    assert later.emailed_at is None
+
+
+def test_the_return_e_mail_goes_out_even_when_the_welcome_was_read_in_the_site_first(
+    django_capture_on_commit_callbacks,
+):
+    campaign = _campaign(title="El faro")
+    ana = add_member(campaign, email_notifications=Choice.IMMEDIATE)
+    absence = _away(campaign, ana)
+    _notification(ana, campaign, "Mientras fuera")
+    _end_yesterday(absence)
+    with django_capture_on_commit_callbacks() as callbacks:
+        assert absences.notice_returns() == 1
+    Notification.objects.filter(user=ana, kind=Notification.Kind.ABSENCE).update(read_at=timezone.now())
+    for callback in callbacks:
+        callback()
+    assert len(mail.outbox) == 1
+    assert "- Mientras fuera" in mail.outbox[0].body
+    assert not Notification.objects.filter(user=ana, emailed_at__isnull=True).exists()
+
+
+def test_a_member_who_wants_no_e_mail_is_welcomed_without_a_count_of_what_nothing_held():
+    campaign = _campaign(title="El faro")
+    ana = add_member(campaign, email_notifications=Choice.NEVER)
+    absence = _away(campaign, ana)
+    _notification(ana, campaign)
+    _end_yesterday(absence)
+    assert absences.notice_returns() == 1
+    welcome = Notification.objects.get(user=ana, kind=Notification.Kind.ABSENCE)
+    assert welcome.text == "Bienvenido de vuelta a «El faro»."
+    assert notify.held_notifications(Absence.objects.select_related("user", "campaign").get(pk=absence.pk)).count() == 0

@@ -7,6 +7,7 @@ from datetime import UTC, date, datetime
 
 import pytest
 from django.core.exceptions import ValidationError
+from django.utils import translation
 
 from accounts.models import User
 from campaigns import absences, extensions
@@ -296,3 +297,42 @@ def test_own_absences_are_the_current_and_future_ones():
     _away(campaign, ana, date(2026, 11, 1), date(2026, 11, 3))
     _away(campaign, ana, date(2026, 12, 8), date(2026, 12, 9), cancelled_at=MADRID_LATE)
     assert absences.own_absences(campaign, ana, MADRID_LATE) == [current, future]
+
+
+def test_the_welcome_with_what_was_done_in_their_name_is_kept_in_the_members_language_only(monkeypatch):
+    campaign = _campaign(title="La mansión")
+    ana = add_member(campaign, language="en")
+    _away(campaign, ana, date(2026, 11, 28), date(2026, 11, 30))
+    asked_in = []
+
+    def hook(campaign, user):
+        asked_in.append(translation.get_language())
+        return ["The GM played Inés in “The cellar”."]
+
+    monkeypatch.setattr(extensions, "_return_hooks", [hook])
+    assert absences.notice_returns(MADRID_LATE) == 1
+    # The hook runs once, in Ana's language, and its lines exist only in it:
+    # the welcome is not also written in Spanish around English lines.
+    assert asked_in == ["en"]
+    welcome = Notification.objects.get(user=ana, kind=Notification.Kind.ABSENCE)
+    assert welcome.texts == {}
+    assert welcome.text == (
+        "Welcome back to “La mansión”: 0 notifications while you were away. "
+        "On your behalf: The GM played Inés in “The cellar”."
+    )
+    with translation.override("es"):
+        assert welcome.shown_text == welcome.text
+
+
+def test_a_welcome_with_nothing_done_in_their_name_is_written_in_every_language(monkeypatch):
+    campaign = _campaign(title="La mansión")
+    ana = add_member(campaign, language="en")
+    _away(campaign, ana, date(2026, 11, 28), date(2026, 11, 30))
+    monkeypatch.setattr(extensions, "_return_hooks", [lambda c, u: []])
+    assert absences.notice_returns(MADRID_LATE) == 1
+    welcome = Notification.objects.get(user=ana, kind=Notification.Kind.ABSENCE)
+    assert welcome.texts == {
+        "es": "Bienvenido de vuelta a «La mansión»: 0 avisos mientras estabas fuera.",
+        "en": "Welcome back to “La mansión”: 0 notifications while you were away.",
+    }
+    assert welcome.text == welcome.texts["en"]

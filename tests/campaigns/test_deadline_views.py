@@ -217,11 +217,54 @@ def test_withdrawing_a_passed_deadline_is_recorded(table):
 # --- settling ---------------------------------------------------------------------------
 
 
-def test_a_deadline_not_yet_passed_cannot_be_settled(table):
+def test_a_deadline_not_yet_passed_offers_only_moving_or_withdrawing_it(table):
     deadline = _deadline(table)
-    response = table.client("gm").get(_url("deadline-settle", table, deadline.pk))
-    assert response.status_code == 403
-    assert "Este plazo aún no ha vencido: podrás resolverlo cuando pase." in response.content.decode()
+    client = table.client("gm")
+    response = client.get(_url("deadline-settle", table, deadline.pk))
+    assert response.status_code == 200
+    html = response.content.decode()
+    assert "Este plazo aún no ha vencido" in html
+    assert "Dar más tiempo" in html and "Retirar el plazo" in html
+    assert "Seguir sin esperar" not in html
+    fragment = client.get(_url("deadline-settle", table, deadline.pk), **HX).content.decode()
+    assert "<html" not in fragment and "Este plazo aún no ha vencido" in fragment
+    # The kind's own option is refused until it passes.
+    response = client.post(_url("deadline-settle", table, deadline.pk), {"choice": "continue"}, **HX)
+    assert "Elige una de las opciones que se ofrecen." in response.content.decode()
+    deadline.refresh_from_db()
+    assert deadline.is_open
+    # Moving it works before it passes.
+    response = client.post(
+        _url("deadline-settle", table, deadline.pk),
+        {"choice": "_more", "plazo": "2030-12-06T20:00", "recordar": "7200"},
+    )
+    assert response["Location"] == _url("dashboard", table)
+    deadline.refresh_from_db()
+    assert deadline.due_at == datetime(2030, 12, 6, 20, 0, tzinfo=MADRID) and deadline.is_open
+    # Other members still get 403.
+    assert table.client("player").get(_url("deadline-settle", table, deadline.pk)).status_code == 403
+
+
+def test_withdrawing_a_deadline_before_it_passes_is_recorded_and_told(table):
+    deadline = _deadline(table)
+    response = table.client("gm").post(_url("deadline-settle", table, deadline.pk), {"choice": "_withdraw"})
+    assert response["Location"] == _url("dashboard", table)
+    deadline.refresh_from_db()
+    assert deadline.cancelled_at is not None and deadline.settled_at is None
+    log = ModerationLog.objects.get(action=ModerationAction.DEADLINE_SETTLED)
+    assert log.actor == table.gm and log.scene == table.scene
+    assert log.reason == "Retiró el plazo de la escena «El vestíbulo» antes de que venciera."
+    told = Notification.objects.filter(kind="deadline").values_list("user_id", flat=True)
+    assert set(told) == {table.player.pk, table.other.pk}
+
+
+def test_the_withdraw_button_before_the_deadline_is_recorded_and_told(table):
+    deadline = _deadline(table)
+    table.client("gm").post(_url("deadline-withdraw", table, deadline.pk))
+    deadline.refresh_from_db()
+    assert deadline.cancelled_at is not None
+    assert ModerationLog.objects.filter(action=ModerationAction.DEADLINE_SETTLED).count() == 1
+    assert Notification.objects.filter(kind="deadline", user=table.player).exists()
 
 
 def test_the_settle_page_offers_the_kinds_options_more_time_and_withdrawing(table):

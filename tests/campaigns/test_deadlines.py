@@ -97,6 +97,39 @@ def test_the_line_shows_the_campaigns_time_the_viewers_own_and_the_time_left(tab
     assert passed["passed"] is True
 
 
+@pytest.mark.parametrize(
+    "offset",
+    [
+        timedelta(days=2, hours=3, seconds=7),
+        timedelta(days=1),
+        timedelta(hours=5, minutes=2),
+        timedelta(seconds=59),
+        timedelta(0),
+        -timedelta(hours=3, minutes=54),
+        -timedelta(minutes=59, seconds=30),
+        -timedelta(hours=23, minutes=59, seconds=59),
+        -timedelta(seconds=10),
+        -timedelta(seconds=90),
+        -timedelta(minutes=2),
+    ],
+)
+def test_seconds_until_left_changes_is_when_the_time_left_first_reads_differently(offset):
+    now = datetime(2026, 12, 2, 10, 0, tzinfo=MADRID)
+    deadline = Deadline(kind="scene", target_id=1, due_at=now + offset)
+    seconds = deadlines.seconds_until_left_changes(deadline, now)
+    assert seconds > 0
+    text = deadlines.time_left(deadline.due_at, now)
+    # Unchanged until just before (the future side waits a second more, to be
+    # sure to land after the change), changed then.
+    assert deadlines.time_left(deadline.due_at, now + timedelta(seconds=seconds - 1.5)) == text
+    assert deadlines.time_left(deadline.due_at, now + timedelta(seconds=max(0, seconds - 60))) == text
+    assert deadlines.time_left(deadline.due_at, now + timedelta(seconds=seconds)) != text
+
+
+def test_seconds_until_left_changes_is_none_without_a_deadline():
+    assert deadlines.seconds_until_left_changes(None) is None
+
+
 def test_the_line_names_the_day_when_the_viewers_day_is_another():
     due = datetime(2026, 12, 4, 1, 0, tzinfo=MADRID)
     assert deadlines.when_text(due, BOGOTA) == "jueves 3 de diciembre, 19:00 (America/Bogota)"
@@ -266,3 +299,33 @@ def test_the_line_reads_the_campaign_of_a_loaded_scene_without_a_query(table, dj
     with django_assert_num_queries(0):
         html = _render_line(deadline, table.player)
     assert "(Europe/Madrid)" in html
+
+
+# --- two first deadlines at once ---------------------------------------------------------------
+
+
+def test_a_first_deadline_set_twice_at_once_moves_the_other_ones_row(table, monkeypatch):
+    """The race on PostgreSQL: both read no row (nothing to lock), the
+    other request inserts first; this one's insert fails on the constraint
+    and it moves the row the other one made."""
+    real = deadlines._existing
+    first = timezone.now() + timedelta(days=1)
+
+    def raced(kind, target_id):
+        # The other request inserts between this one's read and its insert.
+        Deadline.objects.create(
+            campaign=table.campaign,
+            scene=table.scene,
+            kind=kind,
+            target_id=target_id,
+            due_at=first,
+            created_by=table.gm,
+        )
+        monkeypatch.setattr(deadlines, "_existing", real)
+        return None
+
+    monkeypatch.setattr(deadlines, "_existing", raced)
+    later = timezone.now() + timedelta(days=3)
+    deadline = _scene_deadline(table, due_at=later)
+    assert Deadline.objects.count() == 1
+    assert Deadline.objects.get().due_at == later and deadline.due_at == later and deadline.is_open

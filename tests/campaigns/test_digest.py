@@ -1,13 +1,16 @@
+from datetime import timedelta
 from io import StringIO
 
 import pytest
 from django.core import mail
 from django.core.management import call_command
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from accounts.models import User
-from campaigns import notify
-from campaigns.models import Notification
+from campaigns import absences, notify
+from campaigns.models import Absence, Membership, Notification, Role
 from tests.factories import CampaignFactory, UserFactory
 from tests.factories import add_member as member
 from tests.factories import make_post as post
@@ -120,10 +123,10 @@ def test_a_failed_send_leaves_the_notifications_pending_and_the_others_go_out(se
     _notification(fine, campaign, "B")
     real_email = notify.digest_email
 
-    def email_or_fail(user, notifications):
+    def email_or_fail(user, notifications, awaited):
         if user == broken:
             raise ConnectionRefusedError("mail server down")
-        return real_email(user, notifications)
+        return real_email(user, notifications, awaited)
 
     monkeypatch.setattr(notify, "digest_email", email_or_fail)
     err = StringIO()
@@ -145,3 +148,86 @@ def test_post_notifications_of_digest_users_reach_the_digest(django_capture_on_c
     _send_digest()
     assert [m.to for m in mail.outbox] == [[lucia.email]]
     assert f"https://hitos.example/mensajes/{written.pk}/" in mail.outbox[0].body
+
+
+# --- «Te esperan» ---------------------------------------------------------------------------
+
+
+def _awaited(title="El faro", lucia=None):
+    """A campaign whose scene waits for Lucía (a digest user) to write."""
+    campaign = CampaignFactory(title=title, gm=UserFactory(email_notifications=Choice.NEVER))
+    if lucia is None:
+        lucia = member(campaign, email_notifications=Choice.DIGEST, display_name="Lucía")
+    else:
+        Membership.objects.create(campaign=campaign, user=lucia, role=Role.PLAYER)
+    cala = scene(campaign, title="La cala")
+    post(cala, campaign.gm, body="Os toca.")
+    return campaign, lucia, cala
+
+
+def test_a_digest_user_awaited_somewhere_gets_a_digest_with_only_what_waits_for_them():
+    _faro, lucia, cala = _awaited()
+    assert list(notify.digest_users()) == [lucia]
+    assert _send_digest() == "Sent 1 digest e-mail(s).\n"
+    message = mail.outbox[0]
+    assert message.to == [lucia.email]
+    assert message.subject == "[Hitos] Tu resumen: te esperan"
+    body = message.body
+    assert "No tienes avisos nuevos desde el último resumen, pero hay escenas de Hitos que te esperan." in body
+    assert "aviso nuevo" not in body
+    assert (
+        f"== Te esperan ==\n\n- El faro: Escribir en «La cala»\n  https://hitos.example{cala.get_absolute_url()}"
+        in (body)
+    )
+    # Sent on every run while she is awaited; once she writes, nothing waits and nothing goes.
+    assert _send_digest() == "Sent 1 digest e-mail(s).\n"
+    post(cala, lucia, body="Voy.")
+    assert list(notify.digest_users()) == []
+    assert _send_digest() == "Sent 0 digest e-mail(s).\n"
+    assert len(mail.outbox) == 2
+
+
+def test_a_digest_with_notifications_also_says_what_waits():
+    faro, lucia, cala = _awaited()
+    _notification(lucia, faro, "Uno en el faro")
+    _send_digest()
+    body = mail.outbox[0].body
+    assert mail.outbox[0].subject == "[Hitos] Tu resumen: 1 aviso nuevo"
+    assert body.index("- Uno en el faro") < body.index("== Te esperan ==") < body.index("- El faro: Escribir en")
+
+
+def test_only_digest_users_are_sent_what_waits_for_them():
+    faro, lucia, cala = _awaited()
+    for choice in (Choice.IMMEDIATE, Choice.GM_ONLY, Choice.NEVER):
+        member(faro, email_notifications=choice)
+    member(faro, email_notifications=Choice.DIGEST, email="")
+    assert list(notify.digest_users()) == [lucia]
+
+
+def test_what_waits_in_a_campaign_an_absence_holds_is_not_sent_while_away():
+    faro, lucia, _cala = _awaited()
+    today = absences.campaign_today(faro)
+    Absence.objects.create(campaign=faro, user=lucia, starts_on=today, ends_on=today + timedelta(days=2))
+    assert list(notify.digest_users()) == []
+    assert notify.digest_send(user=lucia) is False
+    # Awaited in another campaign too: that one is sent, the held one is not.
+    _awaited("La Marca", lucia=lucia)
+    assert list(notify.digest_users()) == [lucia]
+    assert _send_digest() == "Sent 1 digest e-mail(s).\n"
+    body = mail.outbox[0].body
+    assert "- La Marca: Escribir en «La cala»" in body and "El faro" not in body
+
+
+def test_who_gets_a_digest_is_found_in_a_constant_number_of_queries(django_assert_num_queries):
+    _awaited("Uno")
+    with CaptureQueriesContext(connection) as one:
+        assert len(list(notify.digest_users())) == 1
+    lucia = _awaited("Dos")[1]
+    _awaited("Tres", lucia=lucia)
+    campaign = _awaited("Cuatro")[0]
+    away = member(campaign, email_notifications=Choice.DIGEST)
+    today = absences.campaign_today(campaign)
+    Absence.objects.create(campaign=campaign, user=away, starts_on=today, ends_on=today)
+    _notification(UserFactory(email_notifications=Choice.DIGEST), campaign, "Algo")
+    with django_assert_num_queries(len(one.captured_queries)):
+        assert len(list(notify.digest_users())) == 4

@@ -220,6 +220,30 @@ def test_rows_group_a_members_items_and_say_who_is_away(table, monkeypatch):
     assert found[0].away == absence and found[1].away is None
 
 
+def test_a_member_back_from_an_absence_is_no_longer_shown_away(table):
+    write(table.scene, table.gm, "Os toca.")
+    today = absences.campaign_today(table.campaign)
+    absence = Absence.objects.create(
+        campaign=table.campaign,
+        user=table.player,
+        starts_on=today - timedelta(days=1),
+        ends_on=today + timedelta(days=3),
+    )
+    found = waiting.rows(waiting.waiting_in([table.campaign]), [table.campaign])
+    assert [row.away for row in found] == [absence, None]
+    # «Ya he vuelto»: the absence now ends today, and its return is noticed.
+    absences.absence_return(absence=absence)
+    assert waiting.away_in([table.campaign], [table.player.pk]) == {}
+    found = waiting.rows(waiting.waiting_in([table.campaign]), [table.campaign])
+    assert [row.away for row in found] == [None, None]
+
+
+def test_the_digest_leaves_out_the_campaigns_an_absence_holds(table):
+    write(table.scene, table.gm, "Os toca.")
+    assert [title for title, _text, _link in waiting.digest_items(table.player)] == ["La mansión"]
+    assert waiting.digest_items(table.player, held_campaign_ids={table.campaign.pk}) == []
+
+
 def test_the_digest_lists_what_waits_with_the_deadline_in_the_users_zone(table, settings):
     settings.SITE_URL = "https://hitos.example"
     table.player.time_zone = "America/Bogota"

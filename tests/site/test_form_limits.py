@@ -2190,6 +2190,7 @@ NOT_TYPED = {
     NudgeForm: "a choice of member",
     RoundDeadlineForm: "a date and a choice",
     vaesen_combat.TurnDeadlineForm: "a date and a choice",
+    vaesen_combat.ReactionDeadlineForm: "a date and a choice",
     aventuras_contest_forms.ReactionDeadlineForm: "a date and a choice",
 }
 

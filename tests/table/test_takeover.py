@@ -12,7 +12,7 @@ import pytest
 from django.core.exceptions import PermissionDenied, ValidationError
 
 from accounts.models import TakeoverConsent
-from campaigns import extensions
+from campaigns import absences, extensions
 from campaigns.absences import campaign_today
 from campaigns.models import Absence, Membership, ModerationAction, ModerationLog, Notification, Role, Scene
 from campaigns.notify import site_url
@@ -228,7 +228,7 @@ def test_the_candidates_are_the_away_players_approved_characters_with_their_cons
 # --- told on return ----------------------------------------------------------------------------
 
 
-def test_the_return_hook_tells_the_owner_once_what_was_done(play):
+def test_the_return_hook_ends_the_takeover_and_tells_the_owner_once_what_was_done(play):
     away(play, play.bruno)
     takeover = start(play)
     post = table_services.post_with_rolls_create(
@@ -239,18 +239,66 @@ def test_the_return_hook_tells_the_owner_once_what_was_done(play):
         character=play.tomas,
         takeover_id=takeover.pk,
     )
+    Notification.objects.all().delete()
     lines = extensions.member_returned(play.campaign, play.bruno)
-    assert lines[0].startswith("La Directora (dirección) lleva a Tomás Ferrer desde el ")
+    assert lines[0].startswith("La Directora (dirección) llevó a Tomás Ferrer del ") and " al " in lines[0]
     assert lines[1:] == [
         f"«El vestíbulo»: La Directora escribió como Tomás Ferrer (mensaje #{post.pk}): "
         + site_url(post.get_absolute_url())
     ]
     takeover.refresh_from_db()
-    assert takeover.owner_told_at is not None
+    # The absence that allowed it is over: the takeover ends with it, by its owner.
+    assert takeover.owner_told_at is not None and takeover.ended_at is not None and takeover.ended_by == play.bruno
+    log = ModerationLog.objects.get(action=ModerationAction.TAKEOVER_ENDED)
+    assert (log.actor, log.target_user, log.reason) == (
+        play.bruno,
+        play.bruno,
+        "Tomás Ferrer, que llevaba La Directora. Bruno ha vuelto.",
+    )
+    told = Notification.objects.get()
+    assert (told.user, told.kind, told.text) == (
+        play.gm,
+        Notification.Kind.CHARACTER,
+        "Ya no llevas a Tomás Ferrer: Bruno ha vuelto.",
+    )
     # Told once: the next return says nothing more of it.
     assert extensions.member_returned(play.campaign, play.bruno) == []
     # Nothing for who had nothing carried.
     assert extensions.member_returned(play.campaign, play.ana) == []
+
+
+def test_the_owners_return_ends_the_takeover_and_the_taker_can_no_longer_write_as_the_character(play):
+    absence = away(play, play.bruno, consent=TakeoverConsent.GM_AND_NAMED)
+    takeover = start(play, taken_by=play.ana, scene=play.scene)
+    assert takeovers.voiceable(campaign_access(play.ana, play.campaign), play.scene).keys() == {play.tomas.pk}
+    # «Ya he vuelto»: the return is noticed, and the return hook runs.
+    assert absences.absence_return(absence=absence)
+    takeover.refresh_from_db()
+    assert (takeover.ended_by, takeover.owner_told_at is not None) == (play.bruno, True)
+    assert ModerationLog.objects.filter(action=ModerationAction.TAKEOVER_ENDED, actor=play.bruno).count() == 1
+    assert Notification.objects.filter(user=play.ana, text="Ya no llevas a Tomás Ferrer: Bruno ha vuelto.").exists()
+    welcome = Notification.objects.filter(user=play.bruno, kind=Notification.Kind.ABSENCE).get()
+    assert "En tu nombre: Ana llevó a Tomás Ferrer del " in welcome.text
+    assert takeovers.voiceable(campaign_access(play.ana, play.campaign), play.scene) == {}
+    with pytest.raises(PermissionDenied):
+        table_services.post_with_rolls_create(
+            access=campaign_access(play.ana, play.campaign),
+            scene=play.scene,
+            voice="character",
+            body="Sigo aquí.",
+            character=play.tomas,
+            takeover_id=takeover.pk,
+        )
+
+
+def test_a_takeover_ended_before_the_return_is_told_not_ended_again(play):
+    absence = away(play, play.bruno)
+    takeover = start(play)
+    takeovers.takeover_end(access=campaign_access(play.gm, play.campaign), takeover=takeover, reason="Basta")
+    absences.absence_return(absence=absence)
+    takeover.refresh_from_db()
+    assert takeover.ended_by == play.gm
+    assert ModerationLog.objects.filter(action=ModerationAction.TAKEOVER_ENDED).count() == 1
 
 
 def test_an_ended_takeover_is_told_with_its_dates(play):

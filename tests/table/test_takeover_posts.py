@@ -6,15 +6,20 @@ sheet's history records each, and nobody else can write as it."""
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 import pytest
-from django.core.exceptions import PermissionDenied
+from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
+from django.utils import timezone
 from pytest_django.asserts import assertContains, assertNotContains
 
 from accounts.models import TakeoverConsent
-from campaigns.models import Post, Scene
+from campaigns import absences
+from campaigns.absences import campaign_today
+from campaigns.models import Absence, Membership, Post, Scene
 from campaigns.permissions import campaign_access
 from sheets.models import SheetEvent
 from systems.hitos.system import request_facts
@@ -172,6 +177,103 @@ def test_once_ended_the_takeover_no_longer_lets_anyone_write_as_the_character(pl
     assert not Post.objects.filter(character=play.tomas).exists()
 
 
+def _service_post(world: World, takeover):
+    return table_services.post_with_rolls_create(
+        access=campaign_access(takeover.taken_by, world.campaign),
+        scene=world.scene,
+        voice=Post.Voice.CHARACTER,
+        body="Tomás sigue aquí.",
+        character=world.tomas,
+        takeover_id=takeover.pk,
+    )
+
+
+def _set_consent(world: World, consent: str, *, via: str) -> None:
+    """Bruno changes what he allows in the campaign, or in his profile (the
+    campaign then saying nothing), as the pages do."""
+    membership = Membership.objects.select_related("user").get(campaign=world.campaign, user=world.bruno)
+    if via == "campaign":
+        absences.consent_set(membership=membership, consent=consent)
+        return
+    absences.consent_set(membership=membership, consent="")
+    bruno = membership.user
+    bruno.takeover_consent = consent
+    bruno.save()
+
+
+@pytest.mark.parametrize(
+    ("taker", "consent", "via"),
+    [
+        ("gm", TakeoverConsent.NOBODY, "campaign"),
+        ("gm", TakeoverConsent.NOBODY, "profile"),
+        ("ana", TakeoverConsent.NOBODY, "campaign"),
+        # Only the direction now: the player the direction named may no longer.
+        ("ana", TakeoverConsent.GM, "campaign"),
+        ("ana", TakeoverConsent.GM, "profile"),
+    ],
+)
+def test_when_the_owner_withdraws_consent_the_taker_can_no_longer_write_as_the_character(play, taker, consent, via):
+    away(play, play.bruno, consent=TakeoverConsent.GM_AND_NAMED)
+    taker = play.user(taker)
+    takeover = start(play, taken_by=taker, scene=play.scene if taker == play.ana else None)
+    client = client_for(taker)
+    assertContains(client.get(play.scene.get_absolute_url()), "Tomás Ferrer (en nombre de Bruno)")
+    _set_consent(play, consent, via=via)
+    # The post form kept in the cache moved with the consent.
+    assertNotContains(client.get(play.scene.get_absolute_url()), "Tomás Ferrer (en nombre de Bruno)")
+    assert takeovers.voiceable(campaign_access(taker, play.campaign), play.scene) == {}
+    response = client.post(_create_url(play), _as_tomas(play))
+    assertContains(response, "No puedes escribir así: elige una de las voces que te ofrece la lista.")
+    # The service itself refuses, and says why.
+    with pytest.raises(ValidationError) as refused:
+        _service_post(play, takeover)
+    assert refused.value.messages == ["Bruno ya no permite que lleves a Tomás Ferrer: no puedes escribir como él."]
+    assert not Post.objects.filter(character=play.tomas).exists()
+
+
+def test_the_gm_still_writes_as_the_character_when_the_owner_allows_only_the_direction(play):
+    away(play, play.bruno, consent=TakeoverConsent.GM_AND_NAMED)
+    takeover = start(play)
+    _set_consent(play, TakeoverConsent.GM, via="campaign")
+    assert _service_post(play, takeover).on_behalf_of == play.bruno
+
+
+def test_once_the_owner_is_back_the_service_refuses_even_before_the_return_is_noticed(play):
+    absence = away(play, play.bruno)
+    takeover = start(play)
+    # The absence's last day was yesterday; the clock has not noticed the return yet.
+    Absence.objects.filter(pk=absence.pk).update(ends_on=campaign_today(play.campaign) - timedelta(days=1))
+    assert takeovers.voiceable(campaign_access(play.gm, play.campaign), play.scene) == {}
+    with pytest.raises(ValidationError) as refused:
+        _service_post(play, takeover)
+    assert refused.value.messages == ["Bruno ha vuelto: Tomás Ferrer vuelve a ser suyo y no puedes escribir como él."]
+    assert not Post.objects.filter(character=play.tomas).exists()
+
+
+def test_the_kept_post_form_does_not_outlive_the_absences_last_day(play, monkeypatch):
+    today = campaign_today(play.campaign)
+    Membership.objects.filter(campaign=play.campaign, user=play.bruno).update(
+        takeover_consent=TakeoverConsent.GM_AND_NAMED
+    )
+    Absence.objects.create(campaign=play.campaign, user=play.bruno, starts_on=today, ends_on=today)
+    start(play, taken_by=play.ana, scene=play.scene)
+    client = client_for(play.ana)
+    assertContains(client.get(play.scene.get_absolute_url()), "Tomás Ferrer (en nombre de Bruno)")
+    # A day later, before the clock notices the return: the kept form and page do not offer Tomás.
+    tomorrow = timezone.now() + timedelta(days=1)
+    monkeypatch.setattr(timezone, "now", lambda: tomorrow)
+    assertNotContains(client.get(play.scene.get_absolute_url()), "Tomás Ferrer (en nombre de Bruno)")
+
+
+def test_an_owner_who_left_the_campaign_is_no_longer_written_for(play):
+    away(play, play.bruno)
+    takeover = start(play)
+    Membership.objects.filter(campaign=play.campaign, user=play.bruno).update(status=Membership.Status.LEFT)
+    with pytest.raises(ValidationError) as refused:
+        _service_post(play, takeover)
+    assert refused.value.messages == ["Bruno ya no juega en la partida: no puedes escribir como Tomás Ferrer."]
+
+
 def test_someone_elses_takeover_is_refused_by_the_service(play):
     away(play, play.bruno, consent=TakeoverConsent.GM_AND_NAMED)
     takeover = start(play, taken_by=play.ana, scene=play.scene)
@@ -248,9 +350,10 @@ def test_the_scene_page_query_count_is_pinned_with_posts_written_on_behalf(play,
     away(play, play.bruno)
     _write_for_bruno(play, start(play), n)
     # The scene page's first visit (tests/table/test_post_rolls.py), with
-    # the GM's post form carrying Tomás (the takeover, its requests, the
-    # sheet) and the direction's ids for the byline of the posts rendered.
-    for user, bound in ((play.gm, 21), (play.ana, 18), (None, 4)):
+    # the GM's post form carrying Tomás (the takeover, who is away and the
+    # owner's membership for what it still allows, its requests, the sheet)
+    # and the direction's ids for the byline of the posts rendered.
+    for user, bound in ((play.gm, 23), (play.ana, 18), (None, 4)):
         client = client_for(user)
         with django_assert_max_num_queries(bound):
             response = client.get(play.scene.get_absolute_url())

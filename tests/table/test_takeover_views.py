@@ -6,14 +6,19 @@ and a private campaign."""
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
+from django.utils import timezone
 from pytest_django.asserts import assertContains, assertNotContains
 
 from accounts.models import TakeoverConsent
-from campaigns.models import ModerationAction, ModerationLog, Notification, Visibility
+from campaigns import absences
+from campaigns.absences import campaign_today
+from campaigns.models import Absence, Membership, ModerationAction, ModerationLog, Notification, Visibility
 from table.models import Takeover
 from tests.conftest import World, client_for, make_world
 from tests.factories import add_member, play_character
@@ -234,6 +239,24 @@ def test_the_dashboard_lists_who_may_be_taken_and_who_is_carried(play):
     assertContains(page, f'action="{_end_url(play, takeover)}"')
     assertContains(page, "Devolver")
     assertNotContains(page, "Llevar su personaje</a>")
+
+
+def test_the_dashboard_says_when_a_takeover_no_longer_lets_its_taker_write(play, monkeypatch):
+    today = campaign_today(play.campaign)
+    Membership.objects.filter(campaign=play.campaign, user=play.bruno).update(
+        takeover_consent=TakeoverConsent.GM_AND_NAMED
+    )
+    Absence.objects.create(campaign=play.campaign, user=play.bruno, starts_on=today, ends_on=today)
+    start(play, taken_by=play.ana, scene=play.scene)
+    assertNotContains(client_for(play.gm).get(_dashboard(play)), "En pausa")
+    membership = Membership.objects.select_related("user").get(campaign=play.campaign, user=play.bruno)
+    absences.consent_set(membership=membership, consent=TakeoverConsent.GM)
+    page = client_for(play.gm).get(_dashboard(play))
+    assertContains(page, '· <span class="small fw-semibold">En pausa: Bruno ya no lo permite.</span>')
+    # A day later, before the clock notices the return.
+    tomorrow = timezone.now() + timedelta(days=1)
+    monkeypatch.setattr(timezone, "now", lambda: tomorrow)
+    assertContains(client_for(play.gm).get(_dashboard(play)), "En pausa: Bruno ya no está ausente.")
 
 
 def test_a_player_who_allows_nothing_is_listed_without_the_button(play):

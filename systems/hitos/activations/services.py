@@ -26,7 +26,7 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from campaigns import deadlines
-from campaigns.models import Campaign, Deadline
+from campaigns.models import Campaign, Deadline, ModerationAction, ModerationLog
 from campaigns.permissions import Access, campaign_access
 from rules import hitos, hitos_drama
 from rules.hitos_drama import BANK, Transfer
@@ -486,6 +486,8 @@ def activate_negative(*, table_roll: TableRoll, user, aspect_choice: str, positi
 # (target: the activation): the campaigns' clock reminds the player and tells
 # the direction when it passes, and the direction settles it as the rule says.
 DEADLINE_KIND = "activation"
+# The option its settling offers: the activation counts as accepted (H22).
+SETTLE_ACCEPT = "accept"
 
 
 def _give_deadline(activation: Activation, tr: TableRoll, *, user) -> None:
@@ -624,7 +626,24 @@ def answer_narrative(*, activation: Activation, user, accept: bool) -> Activatio
 
 def settle_negative(*, activation: Activation, user) -> Activation:
     """The GM settles a pending activation nobody answered in time: it counts
-    as accepted (the campaign's ``activation_deadline_hours`` table setting)."""
+    as accepted (the campaign's ``activation_deadline_hours`` table setting).
+
+    From the roll's card as from the settle page: a roll in a scene has the
+    campaign's deadline, and this goes through ``deadlines.deadline_settle``
+    (the deadline's record, the moderation log row, the player told; the
+    activation itself through ``settle_unanswered``). A roll outside any
+    scene has no campaign deadline: it is settled here on the activation's
+    own date, with its moderation log row too."""
+    if not campaign_access(user, activation.campaign).is_gm:
+        raise PermissionDenied(_("Solo la dirección resuelve activaciones pendientes."))
+    deadline = (
+        Deadline.objects.open()
+        .filter(kind=DEADLINE_KIND, target_id=activation.pk, campaign_id=activation.campaign_id)
+        .first()
+    )
+    if deadline is not None:
+        deadlines.deadline_settle(deadline=deadline, key=SETTLE_ACCEPT, actor=user)
+        return Activation.objects.get(pk=activation.pk)
     with transaction.atomic():
         if activation.table_roll_id:
             lock_table_roll(activation.table_roll)
@@ -633,20 +652,16 @@ def settle_negative(*, activation: Activation, user) -> Activation:
             locked.table_roll = TableRoll.objects.select_related("campaign", "latest", "owner", "post").get(
                 pk=locked.table_roll_id
             )
-        if not campaign_access(user, locked.campaign).is_gm:
-            raise PermissionDenied(_("Solo la dirección resuelve activaciones pendientes."))
-        deadline = Deadline.objects.open().filter(kind=DEADLINE_KIND, target_id=locked.pk).first()
-        due_at = deadline.due_at if deadline is not None else locked.deadline
-        if due_at is None or timezone.now() < due_at:
+        if not is_overdue(locked):
             raise ValidationError(_("El plazo para responder aún no ha vencido."), code="deadline")
         decided = _decide(locked, user=user, accept=True)
-        if deadline is not None:
-            # Settled from the roll's card: the campaign's deadline records it as the settle page would.
-            deadline.settled_at = decided.decided_at
-            deadline.settled_by = user
-            deadline.passed_at = deadline.passed_at or decided.decided_at
-            deadline.settlement = _settled_sentence(decided, user)
-            deadline.save(update_fields=["settled_at", "settled_by", "passed_at", "settlement"])
+        ModerationLog.objects.create(
+            campaign=decided.campaign,
+            actor=user,
+            action=ModerationAction.DEADLINE_SETTLED,
+            scene_id=decided.table_roll.scene_id if decided.table_roll_id else None,
+            reason=_settled_sentence(decided, user),
+        )
         return decided
 
 

@@ -7,7 +7,9 @@ rule for an unanswered activation, ``services.settle_negative``).
 
 The activation's own ``deadline`` is that date; the campaign's ``Deadline``
 row (kind ``activation``, made with the activation) carries the reminder,
-the notice to the direction and the settle page.
+the notice to the direction and the settle page. When the direction gives
+more time, the kind's ``moved`` hook moves the activation's date with it,
+so the roll's card and ``services.is_overdue`` read the same date.
 
 A narrative element waiting for an answer (H23) belongs to no scene, so it
 is neither listed here nor given a campaign deadline.
@@ -29,7 +31,7 @@ from systems.hitos.activations import services
 from systems.hitos.models import Activation
 
 SYSTEM = "hitos"
-ACCEPT = "accept"
+ACCEPT = services.SETTLE_ACCEPT
 
 
 def _pending():
@@ -115,6 +117,27 @@ def url(deadline: Deadline) -> str:
     return _roll_url(activation)
 
 
+def urls(found: list[Deadline]) -> dict[int, str]:
+    """The rolls of many deadlines' pending activations (one query); a
+    deadline whose activation was answered links to its scene."""
+    pending = _pending().filter(pk__in=[deadline.target_id for deadline in found])
+    permalinks = dict(pending.values_list("pk", "table_roll__latest__permalink"))
+    return {
+        deadline.pk: reverse("rolls:roll-permalink", args=[permalinks[deadline.target_id]])
+        for deadline in found
+        if permalinks.get(deadline.target_id)
+    }
+
+
+def moved(deadline: Deadline) -> None:
+    """The direction gave more time: the pending activation's own date
+    follows (a save, so its roll's card is drawn again)."""
+    activation = _pending().filter(pk=deadline.target_id, campaign_id=deadline.campaign_id).first()
+    if activation is not None and activation.deadline != deadline.due_at:
+        activation.deadline = deadline.due_at
+        activation.save(update_fields=["deadline"])
+
+
 def options(deadline: Deadline, actor) -> list[tuple[str, str]]:
     if _open_activation(deadline) is None:
         return []
@@ -134,6 +157,8 @@ ACTIVATION_KIND = DeadlineKind(
     url=url,
     options=options,
     settle=settle,
+    urls=urls,
+    moved=moved,
 )
 
 

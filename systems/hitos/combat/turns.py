@@ -11,8 +11,14 @@ waits for them.
 Once a round's deadline passes, the direction may, for the character waited
 for, do what the rules let a character do without acting: hold its action
 (H41, «Retrasa su acción») or spend the round defending (H43, «Se dedica a
-defenderse», +4 Defensa). Both are the tracker's own actions, recorded on
-the deadline with who settled it and when.
+defenderse», +4 Defensa). Both are the tracker's own actions, recorded in
+the moderation log with who settled it and when. Settling acts for one
+character, the first waited for; while ``turn_of`` still finds another
+player to wait for in that round, the deadline stays open (``stays_open``):
+its ``passed_at`` is cleared, so the clock tells the direction again at its
+next round and it settles for the next character. The deadline closes when
+nobody is waited for (the tracker's action withdraws it) or with the last
+settlement.
 """
 
 from __future__ import annotations
@@ -21,6 +27,7 @@ from collections.abc import Iterable, Sequence
 
 from django.core.exceptions import ValidationError
 from django.db import transaction
+from django.urls import reverse
 from django.utils.translation import gettext as _
 
 from campaigns import deadlines, extensions, fragments
@@ -150,6 +157,27 @@ def url(deadline: Deadline) -> str:
     return services.combat_url(combat)
 
 
+def urls(found: list[Deadline]) -> dict[int, str]:
+    """The combat pages of many rounds' deadlines (one query); an ended
+    combat's deadline links to its scene."""
+    scenes = dict(
+        Combat.objects.filter(pk__in=[deadline.target_id for deadline in found], ended_at__isnull=True).values_list(
+            "pk", "scene_id"
+        )
+    )
+    return {
+        deadline.pk: reverse("hitos:combat", args=[deadline.campaign.slug, scenes[deadline.target_id]])
+        for deadline in found
+        if deadline.target_id in scenes
+    }
+
+
+def stays_open(deadline: Deadline) -> bool:
+    """After settling for one character: another player is still waited
+    for in the round."""
+    return bool(_awaited_combatants(deadline))
+
+
 def options(deadline: Deadline, actor) -> list[tuple[str, str]]:
     found = []
     for combatant in _awaited_combatants(deadline):
@@ -201,6 +229,8 @@ ROUND_KIND = DeadlineKind(
     url=url,
     options=options,
     settle=settle,
+    urls=urls,
+    stays_open=stays_open,
 )
 
 

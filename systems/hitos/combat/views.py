@@ -12,12 +12,11 @@ from __future__ import annotations
 
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied, ValidationError
-from django.db.models import Exists, F, OuterRef, Prefetch, Subquery
+from django.db.models import Prefetch
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
 from django.template.loader import render_to_string
 from django.urls import reverse
-from django.utils import timezone
 from django.utils.cache import patch_vary_headers
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST, require_safe
@@ -25,7 +24,7 @@ from django.views.decorators.http import require_POST, require_safe
 from accounts.limits import refusal_message
 from campaigns import absences, deadlines, fragments
 from campaigns import permissions as perms
-from campaigns.models import Absence, Deadline, Scene
+from campaigns.models import Scene
 from campaigns.permissions import Access
 from hitos_site.htmx import HtmxHttpRequest, after_action, page_or_fragment, wants_fragment
 from sheets.permissions import can_play_character
@@ -43,6 +42,7 @@ from systems.hitos.combat.forms import (
     ShiftForm,
 )
 from systems.hitos.models import Attack, Combat, Combatant, Skill, Weapon
+from table import combat_status
 from table.access import scene_for
 from table.cards import cards_for
 
@@ -58,19 +58,8 @@ def _manager(request: HttpRequest, slug: str, scene_id: int) -> tuple[Scene, Acc
 def _current_combat(scene: Scene) -> Combat | None:
     """The open combat of the scene, or else the last one that ended; with
     the id of its round's open deadline and whether anyone in the campaign
-    is away today (each read again only when there is one)."""
-    round_deadline = Deadline.objects.open().filter(kind=turns.DEADLINE_KIND, target_id=OuterRef("pk"))
-    away = Absence.objects.on(absences.campaign_today(scene.campaign)).filter(campaign_id=OuterRef("campaign_id"))
-    combat = (
-        Combat.objects.filter(scene=scene)
-        .annotate(round_deadline_id=Subquery(round_deadline.values("pk")[:1]), anyone_away=Exists(away))
-        .order_by(F("ended_at").desc(nulls_first=True), "-id")
-        .first()
-    )
-    if combat is not None:
-        combat.campaign = scene.campaign
-        combat.scene = scene
-    return combat
+    is away today (``table.combat_status``)."""
+    return combat_status.current_combat(Combat, scene, deadline_kind=turns.DEADLINE_KIND)
 
 
 def _combatants(combat: Combat) -> list[Combatant]:
@@ -134,7 +123,7 @@ def _context(request: HttpRequest, scene: Scene, access: Access, **extra) -> dic
     combatants = _combatants(combat)
     attackers = [c for c in combatants if services.can_attack_with(access, c)] if combat.ended_at is None else []
     # Who is away today, beside their characters' names (one query, when anyone is).
-    away = absences.away_now(scene.campaign) if combat.anyone_away else {}
+    away = combat_status.away_today(combat)
     for combatant in combatants:
         combatant.absence = None if combatant.character.is_npc else away.get(combatant.character.owner_id)
     context.update(
@@ -144,12 +133,7 @@ def _context(request: HttpRequest, scene: Scene, access: Access, **extra) -> dic
     )
     if combat.ended_at is None:
         context["turn"] = turns.turn_of(combat, combatants)
-        round_deadline = None
-        if combat.round_deadline_id is not None:
-            round_deadline = Deadline.objects.filter(pk=combat.round_deadline_id).first()
-        if round_deadline is not None:
-            round_deadline.campaign = scene.campaign
-        context["round_deadline"] = round_deadline
+        context["round_deadline"] = combat_status.combat_deadline(combat)
     if access.is_gm and combat.ended_at is None:
         context["add_form"] = CombatantAddForm(campaign=scene.campaign, combat=combat)
         if context.get("turn") is not None:
@@ -245,19 +229,11 @@ def _combat_page(request: HtmxHttpRequest, scene: Scene, access: Access, part: s
     html = render_to_string(f"{TEMPLATE}#{part}", {**context, **fragments.csrf_context()}, request=request)
     moments = [a.card["pending"].deadline for a in context.get("attacks", ()) if a.card.get("pending") is not None]
     seconds = fragments.seconds_until(moments)
-    if context.get("round_deadline") is not None:
-        # The round's deadline line says the time left: kept until that changes.
-        left = _until_left_changes(context["round_deadline"].due_at)
+    # The round's deadline line says the time left: kept until that changes.
+    left = deadlines.seconds_until_left_changes(context.get("round_deadline"))
+    if left is not None:
         seconds = left if seconds is None else min(seconds, left)
     return {"html": html, "seconds": seconds}
-
-
-def _until_left_changes(due_at) -> float:
-    """Seconds until a deadline's «quedan…» (rounded down to whole days,
-    hours or minutes) reads differently."""
-    remaining = abs((due_at - timezone.now()).total_seconds())
-    unit = 86400 if remaining >= 86400 else 3600 if remaining >= 3600 else 60
-    return remaining % unit + 1
 
 
 @login_required

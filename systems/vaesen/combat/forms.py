@@ -165,3 +165,18 @@ class TurnDeadlineForm(forms.Form):
         self.fields.update(deadlines.deadline_form_fields(campaign, required=True))
         self.fields["plazo"].label = gettext_lazy("Plazo del turno")
         self.fields["plazo"].error_messages["required"] = gettext_lazy("Indica el plazo: una fecha y una hora.")
+
+
+class ReactionDeadlineForm(forms.Form):
+    """The direction gives the reaction an action waits for a date to answer
+    by (issue 17): in the campaign's time zone, with when to remind the
+    player. One per waiting action on the page: its fields' ids carry the
+    action's (``auto_id``), their names do not."""
+
+    def __init__(self, *args, campaign: Campaign, action_id: int, **kwargs):
+        kwargs.setdefault("auto_id", f"id_reaccion_{action_id}_%s")
+        super().__init__(*args, **kwargs)
+        self.action_id = action_id
+        self.fields.update(deadlines.deadline_form_fields(campaign, required=True))
+        self.fields["plazo"].label = gettext_lazy("Plazo de la reacción")
+        self.fields["plazo"].error_messages["required"] = gettext_lazy("Indica el plazo: una fecha y una hora.")

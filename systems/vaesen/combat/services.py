@@ -26,6 +26,7 @@ from typing import Any
 
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import transaction
+from django.db.models import Q
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.translation import gettext as _
@@ -90,6 +91,9 @@ ON_ONES_TURN = SLOW_KINDS
 # The kind of ``campaigns.models.Deadline`` the turn of a combat is given
 # (target: the combat); it ends when the turn passes.
 TURN_DEADLINE = "vaesen-turn"
+# The kind the reaction an action waits for is given (target: the action);
+# it ends when the action is answered, cancelled or leaves with a combatant.
+REACTION_DEADLINE = "vaesen-reaction"
 
 
 def combat_url(combat: VaesenCombat) -> str:
@@ -338,6 +342,12 @@ def combatant_remove(*, combatant: VaesenCombatant, access: Access) -> None:
     _require_gm(access)
     with transaction.atomic():
         locked = _lock(combatant.combat)
+        # Its actions leave with it: the deadlines of the reactions they waited for too.
+        gone = VaesenAction.objects.filter(combat=locked, resolved_at__isnull=True).filter(
+            Q(actor_id=combatant.pk) | Q(target_id=combatant.pk)
+        )
+        for action_id in gone.values_list("pk", flat=True):
+            deadlines.withdraw(REACTION_DEADLINE, action_id)
         VaesenCombatant.objects.filter(pk=combatant.pk).delete()
         _renumber(_ordered(locked))
         locked.save(update_fields=["round"])
@@ -787,6 +797,7 @@ def cancel(*, action: VaesenAction, access: Access) -> None:
             actor.fast_used = max(actor.fast_used - 1, 0)
             actor.broke_free_round = None
         actor.save(update_fields=["slow_used", "fast_used", "first_action_bonus", "broke_free_round"])
+        deadlines.withdraw(REACTION_DEADLINE, row.pk)
         row.delete()
 
 
@@ -870,6 +881,8 @@ def react(
         row.reaction = reaction
         row.reaction_by = access.user
         _roll_and_settle(locked, row, access.user)
+        # Answered: the reaction's deadline needs nothing more.
+        deadlines.withdraw(REACTION_DEADLINE, row.pk)
     return row
 
 

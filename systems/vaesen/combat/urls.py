@@ -21,4 +21,5 @@ urlpatterns = [
     path(f"{_scene}acciones/<int:action_id>/reaccion/", views.action_react, name="combat-react"),
     path(f"{_scene}acciones/<int:action_id>/intercambio/", views.action_swap, name="combat-action-swap"),
     path(f"{_scene}acciones/<int:action_id>/anular/", views.action_cancel, name="combat-cancel"),
+    path(f"{_scene}acciones/<int:action_id>/plazo/", views.action_deadline, name="combat-action-deadline"),
 ]

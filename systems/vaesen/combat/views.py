@@ -13,33 +13,34 @@ from __future__ import annotations
 
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied, ValidationError
-from django.db.models import Exists, F, OuterRef, Prefetch, Subquery
+from django.db.models import Prefetch
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
 from django.template.loader import render_to_string
 from django.urls import reverse
-from django.utils import timezone
 from django.utils.cache import patch_vary_headers
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST, require_safe
 
 from campaigns import absences, deadlines, fragments
 from campaigns import permissions as perms
-from campaigns.models import Absence, Deadline, Scene
+from campaigns.models import Scene
 from campaigns.permissions import Access
 from hitos_site.htmx import HtmxHttpRequest, after_action, page_or_fragment, wants_fragment
-from systems.vaesen.combat import services, turns
+from systems.vaesen.combat import reactions, services, turns
 from systems.vaesen.combat.forms import (
     AmbushForm,
     CombatantAddForm,
     CombatStartForm,
     DeclareForm,
     ReactForm,
+    ReactionDeadlineForm,
     SwapForm,
     TurnDeadlineForm,
 )
 from systems.vaesen.fear.views import vaesen_scene
 from systems.vaesen.models import VaesenAction, VaesenCombat, VaesenCombatant, VaesenWeapon
+from table import combat_status
 from table.cards import cards_for
 from table.models import TableRoll
 
@@ -63,19 +64,8 @@ def _player(request: HttpRequest, slug: str, scene_id: int) -> tuple[Scene, Acce
 def _current_combat(scene: Scene) -> VaesenCombat | None:
     """The open combat of the scene, or else the last one that ended; with
     the id of its turn's open deadline and whether anyone in the campaign is
-    away today (each read again only when there is one)."""
-    turn_deadline = Deadline.objects.open().filter(kind=turns.DEADLINE_KIND, target_id=OuterRef("pk"))
-    away = Absence.objects.on(absences.campaign_today(scene.campaign)).filter(campaign_id=OuterRef("campaign_id"))
-    combat = (
-        VaesenCombat.objects.filter(scene=scene)
-        .annotate(turn_deadline_id=Subquery(turn_deadline.values("pk")[:1]), anyone_away=Exists(away))
-        .order_by(F("ended_at").desc(nulls_first=True), "-id")
-        .first()
-    )
-    if combat is not None:
-        combat.campaign = scene.campaign
-        combat.scene = scene
-    return combat
+    away today (``table.combat_status``)."""
+    return combat_status.current_combat(VaesenCombat, scene, deadline_kind=turns.DEADLINE_KIND)
 
 
 def _combatants(combat: VaesenCombat) -> list[VaesenCombatant]:
@@ -99,8 +89,12 @@ def _rolls_related() -> list[str]:
     return fields
 
 
-def _actions(combat: VaesenCombat, combatants: list[VaesenCombatant], access: Access) -> list[VaesenAction]:
-    """Each action, newest first, with its cards and what the user may answer."""
+def _actions(
+    combat: VaesenCombat, combatants: list[VaesenCombatant], access: Access, reaction_form=None
+) -> list[VaesenAction]:
+    """Each action, newest first, with its cards, what the user may answer
+    and, while it waits for a player's reaction, that reaction's deadline
+    (and for the direction its form: ``reaction_form``, refused, for its action)."""
     by_id = {c.pk: c for c in combatants}
     actions = list(combat.actions.select_related(*_rolls_related()).order_by("-created_at", "-id"))
     table_rolls = [getattr(a, name) for a in actions for name in ROLL_FIELDS if getattr(a, f"{name}_id")]
@@ -123,6 +117,18 @@ def _actions(combat: VaesenCombat, combatants: list[VaesenCombatant], access: Ac
             and action.target is not None
             and services.can_act_for(access, action.target)
         )
+    # The reactions players are waited for, with their deadlines (one query, none without any).
+    awaiting = [a for a in actions if reactions.awaits_a_player(a)] if open_combat else []
+    due = deadlines.open_for(reactions.DEADLINE_KIND, [a.pk for a in awaiting])
+    for action in awaiting:
+        action.reaction_deadline = due.get(action.pk)
+        if action.reaction_deadline is not None:
+            action.reaction_deadline.campaign = combat.campaign
+        if access.is_gm:
+            refused = reaction_form is not None and reaction_form.action_id == action.pk
+            action.deadline_form = (
+                reaction_form if refused else ReactionDeadlineForm(campaign=combat.campaign, action_id=action.pk)
+            )
     return actions
 
 
@@ -168,15 +174,10 @@ def _context(request: HttpRequest, scene: Scene, access: Access, **extra) -> dic
     ready = services.initiative_ready(combatants)
     acting = services.current(combat, combatants)
     # Who is away today, beside their characters' names (one query, when anyone is).
-    away = absences.away_now(scene.campaign) if combat.anyone_away else {}
+    away = combat_status.away_today(combat)
     for combatant in combatants:
         combatant.absence = None if combatant.character.is_npc else away.get(combatant.character.owner_id)
-    turn_deadline = None
-    if open_combat and combat.turn_deadline_id is not None:
-        turn_deadline = Deadline.objects.filter(pk=combat.turn_deadline_id).first()
-        if turn_deadline is not None:
-            turn_deadline.campaign = scene.campaign
-    context["turn_deadline"] = turn_deadline
+    context["turn_deadline"] = combat_status.combat_deadline(combat)
     actors = [c for c in combatants if not c.fled and services.can_act_for(access, c)] if open_combat and ready else []
     for combatant in combatants:
         combatant.is_acting = acting is not None and combatant.pk == acting.pk
@@ -188,7 +189,7 @@ def _context(request: HttpRequest, scene: Scene, access: Access, **extra) -> dic
         combatants=combatants,
         acting=acting,
         ready=ready,
-        actions=_actions(combat, combatants, access),
+        actions=_actions(combat, combatants, access, extra.pop("reaction_form", None)),
         declare_form=DeclareForm(combatants=combatants, actors=actors) if actors else None,
     )
     if access.is_gm and open_combat:
@@ -292,18 +293,11 @@ def combat_detail(request: HtmxHttpRequest, slug: str, scene_id: int) -> HttpRes
 def _page(request: HtmxHttpRequest, scene: Scene, access: Access, part: str) -> dict:
     context = _context(request, scene, access)
     html = render_to_string(f"{TEMPLATE}#{part}", {**context, **fragments.csrf_context()}, request=request)
-    if context.get("turn_deadline") is None:
-        return {"html": html}
-    # The turn's deadline line says the time left: kept until that changes.
-    return {"html": html, "seconds": _until_left_changes(context["turn_deadline"].due_at)}
-
-
-def _until_left_changes(due_at) -> float:
-    """Seconds until a deadline's «quedan…» (rounded down to whole days,
-    hours or minutes) reads differently."""
-    remaining = abs((due_at - timezone.now()).total_seconds())
-    unit = 86400 if remaining >= 86400 else 3600 if remaining >= 3600 else 60
-    return remaining % unit + 1
+    # The deadlines' lines say the time left: kept until the first of them changes.
+    shown = [context.get("turn_deadline")]
+    shown += [getattr(action, "reaction_deadline", None) for action in context.get("actions", ())]
+    seconds = [deadlines.seconds_until_left_changes(deadline) for deadline in shown if deadline is not None]
+    return {"html": html, "seconds": min(seconds)} if seconds else {"html": html}
 
 
 # --- the GM's panel ------------------------------------------------------------------------------
@@ -358,6 +352,28 @@ def combat_deadline(request: HtmxHttpRequest, slug: str, scene_id: int, combat_i
     if form.errors:
         return page_or_fragment(request, TEMPLATE, BOARD, _context(request, scene, access, deadline_form=form))
     return _done(request, scene, access)
+
+
+@login_required
+@require_POST
+def action_deadline(request: HtmxHttpRequest, slug: str, scene_id: int, action_id: int) -> HttpResponse:
+    """The direction gives the reaction an action waits for a date to answer by (or moves it)."""
+    scene, access = _manager(request, slug, scene_id)
+    action = _action(scene, action_id)
+    form = ReactionDeadlineForm(request.POST, campaign=scene.campaign, action_id=action.pk)
+    if form.is_valid():
+        due_at, remind_before = deadlines.deadline_from(form.cleaned_data)
+        try:
+            reactions.reaction_deadline_set(action=action, access=access, due_at=due_at, remind_before=remind_before)
+        except ValidationError as exc:
+            if exc.code != "past":
+                # Nothing to give a deadline to (answered, or an NPC's): the board as it is now.
+                return _done(request, scene, access, _message(exc))
+            form.add_error("plazo", exc)
+    if form.errors:
+        context = _context(request, scene, access, reaction_form=form)
+        return page_or_fragment(request, TEMPLATE, BOARD, context)
+    return _done(request, scene, access, anchor=f"#accion-{action.pk}")
 
 
 @login_required

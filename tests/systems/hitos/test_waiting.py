@@ -403,3 +403,116 @@ def test_no_round_deadline_when_no_player_is_waited_for(play):
     response = client_for(play.gm).post(deadline_url(play, combat), {"plazo": "2030-01-15T20:00"}, **HTMX)
     assertContains(response, "No se espera a ningún jugador en este asalto: no hace falta un plazo.")
     assert not Deadline.objects.exists()
+
+
+# --- issue 17's fix round ------------------------------------------------------------------------
+
+
+def test_settling_from_the_card_writes_the_moderation_log_and_tells_the_player(play, monkeypatch):
+    from campaigns.models import ModerationAction, ModerationLog, Notification
+
+    activation = negative(play, roll_of(play))
+    later = timezone.now() + timedelta(hours=49)
+    monkeypatch.setattr(timezone, "now", lambda: later)
+    Notification.objects.all().delete()
+    activations.settle_negative(activation=activation, user=play.gm)
+    log = ModerationLog.objects.get(action=ModerationAction.DEADLINE_SETTLED)
+    assert log.actor == play.gm and log.scene_id == play.scene.pk and "dio por aceptada" in log.reason
+    assert Notification.objects.filter(kind="deadline", user=play.ana).exists()
+
+
+def test_more_time_on_an_activations_deadline_moves_the_activations_own_date(play, monkeypatch):
+    from campaigns import deadlines
+
+    activation = negative(play, roll_of(play))
+    deadline = Deadline.objects.get()
+    later = timezone.now() + timedelta(hours=49)
+    monkeypatch.setattr(timezone, "now", lambda: later)
+    activation.refresh_from_db()
+    assert activations.is_overdue(activation)
+    new_date = later + timedelta(days=2)
+    deadlines.deadline_extend(deadline=deadline, due_at=new_date, actor=play.gm)
+    activation.refresh_from_db()
+    # One date: the card no longer offers to settle, and settling is refused.
+    assert activation.deadline == new_date and not activations.is_overdue(activation)
+    with pytest.raises(ValidationError, match="aún no ha vencido"):
+        activations.settle_negative(activation=activation, user=play.gm)
+    # Once the new date passes, the card's settling works.
+    monkeypatch.setattr(timezone, "now", lambda: new_date + timedelta(minutes=1))
+    assert activations.is_overdue(activation)
+    activations.settle_negative(activation=activation, user=play.gm)
+    activation.refresh_from_db()
+    assert activation.status == Activation.Status.ACCEPTED
+
+
+def test_settling_a_round_for_one_character_keeps_it_open_for_the_next(play, monkeypatch):
+    from campaigns import deadlines
+
+    combat = started(play)
+    deadline = give_round_deadline(play, combat)
+    later = timezone.now() + timedelta(days=2)
+    monkeypatch.setattr(timezone, "now", lambda: later)
+    Deadline.objects.filter(pk=deadline.pk).update(passed_at=later)
+    ines, tomas = combatant(combat, play.ines), combatant(combat, play.tomas)
+    deadlines.deadline_settle(deadline=deadline, key=f"delay:{ines.pk}", actor=play.gm)
+    deadline.refresh_from_db()
+    # Tomás still owes his action: the deadline stays, and the GM is told again.
+    assert deadline.is_open and deadline.passed_at is None and deadline.settled_at is None
+    kind = extensions.deadline_kind("round")
+    assert kind.awaited(deadline) == [tomas.character.owner]
+    assert [key for key, _label in kind.options(deadline, play.gm)] == [f"delay:{tomas.pk}", f"defend:{tomas.pk}"]
+    deadlines.deadline_settle(deadline=deadline, key=f"defend:{tomas.pk}", actor=play.gm)
+    deadline.refresh_from_db()
+    assert deadline.settled_at == later and not deadline.is_open
+
+
+def test_the_hitos_kinds_give_their_urls_in_one_query_each(play, django_assert_num_queries):
+    from campaigns import deadlines
+
+    combat = started(play)
+    round_deadline = give_round_deadline(play, combat)
+    activation = negative(play, roll_of(play))
+    found = list(Deadline.objects.select_related("campaign", "scene"))
+    with django_assert_num_queries(2):
+        urls = deadlines.target_urls(found)
+    activation_deadline = next(d for d in found if d.kind == "activation")
+    assert urls[round_deadline.pk] == combat_url(play)
+    assert urls[activation_deadline.pk] == activation.table_roll.latest.get_absolute_url()
+
+
+def test_the_dashboards_deadlines_cost_the_same_queries_for_one_or_ten_of_mixed_kinds(play):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from campaigns import deadlines
+    from tests.factories import make_scene
+
+    def scene_deadline(scene):
+        deadlines.set_deadline(
+            campaign=play.campaign,
+            scene=scene,
+            kind=deadlines.SCENE,
+            target_id=scene.pk,
+            due_at=timezone.now() + timedelta(days=1),
+            actor=play.gm,
+        )
+
+    client = client_for(play.gm)
+    url = reverse("campaigns:dashboard", args=[play.campaign.slug])
+    scene_deadline(play.scene)
+    client.get(url)
+    with CaptureQueriesContext(connection) as one:
+        assert client.get(url).status_code == 200
+    combat = started(play)
+    give_round_deadline(play, combat)
+    negative(play, roll_of(play))
+    negative(play, roll_of(play))
+    for n in range(6):
+        scene_deadline(make_scene(play.campaign, title=f"Escena {n}"))
+    assert Deadline.objects.open().count() == 10
+    client.get(url)
+    with CaptureQueriesContext(connection) as ten:
+        response = client.get(url)
+    assert response.status_code == 200 and "Escena 5" in response.content.decode()
+    # The two HITOS kinds' urls: one query each, whatever their number.
+    assert len(ten) <= len(one) + 2, [q["sql"] for q in ten.captured_queries]

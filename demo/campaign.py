@@ -13,8 +13,9 @@ from campaigns import services
 from campaigns.models import Campaign, CampaignStatus, Membership, Post, Role, Visibility
 from campaigns.permissions import campaign_access
 from demo.aventuras import aventuras_demo_load
+from demo.pace import pace_demo_load
 from demo.sheets import sheets_demo_load
-from demo.table import rolls_demo_load, table_demo_load
+from demo.table import TABLE_SCENE, rolls_demo_load, table_demo_load
 from demo.vaesen import vaesen_demo_load
 from sheets.models import Character
 
@@ -155,6 +156,13 @@ def demo_load(*, vaesen: bool = True, aventuras: bool = True) -> tuple[list[tupl
         gm=gm,
         players=players,
         characters=tuple(Character.objects.get(campaign=campaign, owner=p) for p in players),
+    )
+    # Bruno away this week, and a deadline on the table's scene (``demo.pace``).
+    pace_demo_load(
+        campaign=campaign,
+        gm=gm,
+        bruno=accounts["bruno"],
+        scene=campaign.scenes.get(title=TABLE_SCENE),
     )
     # The Vaesen campaign beside it, with the same GM and players (``demo.vaesen``).
     if vaesen:

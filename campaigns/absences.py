@@ -179,9 +179,22 @@ def check_dates(
 ) -> None:
     """Refuse, in Spanish, dates an absence cannot have: the end before the
     start or already past, longer than a year, or overlapping another of the
-    user's live absences in the campaign."""
+    user's live absences in the campaign. ``exclude``: the absence being
+    changed; once it has started its first day cannot move (what it held is
+    counted from that day, and the takeovers it allows are running).
+
+    The overlap is only safe against another request of the same member at
+    the same moment when the caller holds ``lock_member`` in its transaction."""
     today = campaign_today(campaign, now)
     errors = []
+    if exclude is not None and exclude.starts_on <= today and starts_on != exclude.starts_on:
+        errors.append(
+            ValidationError(
+                _("Esta ausencia ya empezó: no puedes cambiar el día de salida (el %(start)s)."),
+                code="started",
+                params={"start": formats.date_format(exclude.starts_on, "SHORT_DATE_FORMAT")},
+            )
+        )
     if ends_on < starts_on:
         errors.append(ValidationError(_("La vuelta no puede ser antes de la salida."), code="order"))
     if ends_on < today:
@@ -231,6 +244,23 @@ def absentees_url(campaign: Campaign) -> str:
     return reverse("campaigns:absentees", args=[campaign.slug])
 
 
+def lock_member(campaign: Campaign, user) -> None:
+    """Lock the row that stands for ``user`` in ``campaign`` until the end of
+    the caller's transaction: their membership, or the campaign for its GM
+    (who has none). Two requests of the same member at the same moment then
+    check their absences' overlap one after the other (on PostgreSQL; SQLite
+    writes one transaction at a time anyway). Refuses someone who is no
+    longer in the campaign."""
+    if user.pk == campaign.gm_id:
+        Campaign.objects.select_for_update().filter(pk=campaign.pk).values_list("pk").first()
+        return
+    locked = (
+        Membership.objects.active().select_for_update().filter(campaign=campaign, user=user).values_list("pk").first()
+    )
+    if locked is None:
+        raise ValidationError(_("Ya no eres miembro de esta partida."), code="not_member")
+
+
 def absence_create(
     *,
     campaign: Campaign,
@@ -244,6 +274,7 @@ def absence_create(
     """Announce an absence. Side effects: the GM and co-GMs (but the user)
     are told; the campaign's cached pages move."""
     with transaction.atomic():
+        lock_member(campaign, user)
         check_dates(campaign=campaign, user=user, starts_on=starts_on, ends_on=ends_on, now=now)
         absence = Absence(
             campaign=campaign,
@@ -294,10 +325,22 @@ def absence_update(
     hold_notifications: bool,
     now: datetime | None = None,
 ) -> Absence:
-    """Change the dates, the note or the holding of one's absence."""
+    """Change the dates, the note or the holding of one's absence. Once it
+    has started its first day cannot move (``check_dates``). Holding turned
+    off while away sends at once, in one e-mail after commit, what it had
+    held (``release_held``). Refuses an absence that ended or was cancelled
+    meanwhile."""
+    campaign = absence.campaign
     with transaction.atomic():
+        lock_member(campaign, absence.user)
+        # As it is now, under the lock: another request may have changed it.
+        current = Absence.objects.select_for_update().get(pk=absence.pk)
+        if current.cancelled_at is not None or current.returned_at is not None:
+            raise ValidationError(_("Esta ausencia ya ha terminado o se ha anulado."), code="over")
+        absence.starts_on = current.starts_on
+        was_holding = current.hold_notifications
         check_dates(
-            campaign=absence.campaign,
+            campaign=campaign,
             user=absence.user,
             starts_on=starts_on,
             ends_on=ends_on,
@@ -310,8 +353,42 @@ def absence_update(
         absence.hold_notifications = hold_notifications
         absence.full_clean()
         absence.save(update_fields=["starts_on", "ends_on", "note", "hold_notifications"])
+        if was_holding and not hold_notifications and starts_on <= campaign_today(campaign, now):
+            release_held(absence)
         _moved(absence.campaign_id)
     return absence
+
+
+def release_held(absence: Absence) -> int:
+    """The member stopped holding their notifications while away: tell them
+    in the site and, after commit, e-mail what the absence had held in one
+    message, the way a return does (``notify.send_return_digest``, with this
+    notice in the welcome's place). Nothing when nothing was held. Returns
+    how many notifications it releases."""
+    campaign = absence.campaign
+    user = absence.user
+    held = notify.held_notifications(absence).count()
+    if not held:
+        return 0
+
+    def text() -> str:
+        return ngettext(
+            "Ya no guardas los avisos de «%(campaign)s»: te enviamos por correo el %(n)s que se guardó.",
+            "Ya no guardas los avisos de «%(campaign)s»: te enviamos por correo los %(n)s que se guardaron.",
+            held,
+        ) % {"campaign": campaign.title, "n": held}
+
+    notice = notify.notify_users(
+        [user],
+        campaign=campaign,
+        kind=Notification.Kind.ABSENCE,
+        url=absences_url(campaign),
+        text=text,
+        mail=False,
+    )[0]
+    absence_id, notice_id = absence.pk, notice.pk
+    transaction.on_commit(lambda: notify.send_return_digest.enqueue(absence_id, notice_id, []), robust=True)
+    return held
 
 
 def absence_cancel(*, absence: Absence, now: datetime | None = None) -> bool:
@@ -436,6 +513,8 @@ def notice_returns(now: datetime | None = None) -> int:
     candidates = (
         Absence.objects.live()
         .filter(returned_at__isnull=True, ends_on__lte=utc_today)
+        # Someone who left the campaign is not welcomed back to it.
+        .filter(_in_campaign())
         .select_related("campaign")
         .order_by("ends_on", "id")
     )

@@ -453,14 +453,14 @@ def _tell_passed(pk: int, now: datetime) -> int:
             Deadline.objects.filter(pk=pk).update(cancelled_at=now)
             return 0
         directors = User.objects.filter(pk__in=notify.gm_ids(deadline.campaign), is_active=True).order_by("pk")
-        about = _about(deadline, kind)
         notices = notify.notify_users(
             directors,
             campaign=deadline.campaign,
             kind=Notification.Kind.DEADLINE,
             url=settle_url(deadline),
             text=lambda: (
-                gettext("Ha vencido el plazo de %(what)s «%(scene)s» (%(campaign)s). Decide qué hacer.") % about
+                gettext("Ha vencido el plazo de %(what)s «%(scene)s» (%(campaign)s). Decide qué hacer.")
+                % _about(deadline, kind)
             ),
         )
         return len(notices)
@@ -548,8 +548,12 @@ def deadline_settle(*, deadline: Deadline, key: str, actor, now: datetime | None
         if kind is None:
             raise ValidationError(gettext("Este tipo de plazo ya no existe."), code="kind")
         awaited = [user for user in kind.awaited(locked) if user.is_active]
+
+        def withdrawn(about: dict[str, str]) -> str:
+            return gettext("La dirección retiró el plazo de %(what)s «%(scene)s».") % about
+
         if key == WITHDRAW:
-            sentence = gettext("La dirección retiró el plazo de %(what)s «%(scene)s».") % _about(locked, kind)
+            sentence = withdrawn(_about(locked, kind))
         elif key in {option for option, _label in kind.options(locked, actor)}:
             sentence = str(kind.settle(locked, key, actor))
         else:
@@ -569,16 +573,20 @@ def deadline_settle(*, deadline: Deadline, key: str, actor, now: datetime | None
             scene=locked.scene,
             reason=sentence,
         )
-        about = _about(locked, kind)
+
+        def told() -> str:
+            # In each member's language: the kind's name too, and the
+            # sentence of a withdrawal (a kind's own sentence is recorded
+            # once, in the direction's language).
+            about = _about(locked, kind)
+            settlement = withdrawn(about) if key == WITHDRAW else sentence
+            return gettext("La dirección resolvió el plazo de %(what)s «%(scene)s»: %(settlement)s") % {
+                **about,
+                "settlement": settlement,
+            }
+
         notify.notify_users(
-            awaited,
-            campaign=locked.campaign,
-            kind=Notification.Kind.DEADLINE,
-            url=kind.url(locked),
-            text=lambda: (
-                gettext("La dirección resolvió el plazo de %(what)s «%(scene)s»: %(settlement)s")
-                % {**about, "settlement": sentence}
-            ),
+            awaited, campaign=locked.campaign, kind=Notification.Kind.DEADLINE, url=kind.url(locked), text=told
         )
     return locked
 
@@ -651,7 +659,6 @@ def deadline_withdraw(*, deadline: Deadline, actor, now: datetime | None = None)
             return deadline_settle(deadline=locked, key=WITHDRAW, actor=actor, now=now)
         kind = extensions.deadline_kind(locked.kind)
         awaited = [user for user in kind.awaited(locked) if user.is_active] if kind is not None else []
-        about = _about(locked, kind)
         locked.cancelled_at = now
         locked.save(update_fields=["cancelled_at"])
         ModerationLog.objects.create(
@@ -659,13 +666,15 @@ def deadline_withdraw(*, deadline: Deadline, actor, now: datetime | None = None)
             actor=actor,
             action=ModerationAction.DEADLINE_SETTLED,
             scene=locked.scene,
-            reason=gettext("Retiró el plazo de %(what)s «%(scene)s» antes de que venciera.") % about,
+            reason=gettext("Retiró el plazo de %(what)s «%(scene)s» antes de que venciera.") % _about(locked, kind),
         )
         notify.notify_users(
             awaited,
             campaign=locked.campaign,
             kind=Notification.Kind.DEADLINE,
             url=kind.url(locked) if kind is not None else locked.scene.get_absolute_url(),
-            text=lambda: gettext("La dirección retiró el plazo de %(what)s «%(scene)s» (%(campaign)s).") % about,
+            text=lambda: (
+                gettext("La dirección retiró el plazo de %(what)s «%(scene)s» (%(campaign)s).") % _about(locked, kind)
+            ),
         )
     return locked

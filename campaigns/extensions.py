@@ -209,7 +209,10 @@ class Awaited:
     a roll request, a combat turn, a pending activation or reaction (the
     layers above). ``text`` is already in the active language and plain (the
     templates escape it); ``private``: only the awaited member and the
-    direction may see it (it comes from a whisper or a sealed roll)."""
+    direction may see it (it comes from a whisper or a sealed roll).
+    ``public_text``: what the other members read instead of ``text`` (the
+    awaited member and the direction read ``text``), when ``text`` may give
+    a secret away; "" for the same as ``text``."""
 
     user_id: int
     scene_id: int
@@ -219,6 +222,7 @@ class Awaited:
     character: str = ""
     deadline: Any = None  # campaigns.models.Deadline, when the direction gave one
     private: bool = False
+    public_text: str = ""
 
 
 # waiting(campaigns, scene_ids, user_id) -> what those campaigns wait for: in the

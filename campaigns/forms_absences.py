@@ -60,6 +60,8 @@ class AbsenceForm(forms.Form):
                 },
             )
         super().__init__(*args, **kwargs)
+        if absence is not None and absence.starts_on <= absences.campaign_today(campaign):
+            self.fields["starts_on"].help_text = _("Esta ausencia ya empezó: el día de salida no se puede cambiar.")
         self.helper = FormHelper()
         self.helper.form_id = "ausencia-form"
         self.helper.form_action = action
@@ -78,7 +80,9 @@ class AbsenceForm(forms.Form):
                     campaign=self.campaign, user=self.user, starts_on=starts_on, ends_on=ends_on, exclude=self.absence
                 )
             except ValidationError as exc:
-                self.add_error(None, exc)
+                for error in exc.error_list:
+                    # A started absence's first day: said beside that field.
+                    self.add_error("starts_on" if error.code == "started" else None, error)
         return cleaned
 
 

@@ -469,10 +469,13 @@ def held_notifications(absence: Absence, *, welcome_id: int | None = None):
     return Notification.objects.filter(user=user, campaign=absence.campaign).filter(rows)
 
 
-def return_email(user, campaign: Campaign, notifications: list[Notification], lines: list[str]) -> EmailMessage:
+def return_email(
+    user, campaign: Campaign, notifications: list[Notification], lines: list[str], *, released: bool = False
+) -> EmailMessage:
     """The one "while you were away" message: the notifications a campaign
     held for the member (the welcome among them) and what others did in
-    their name."""
+    their name. ``released``: still away, the member stopped holding them
+    (``absences.release_held``), and the message says so instead."""
     unsubscribe = unsubscribe_link(user)
     with translation.override(user_language(user)):
         context = {
@@ -481,6 +484,7 @@ def return_email(user, campaign: Campaign, notifications: list[Notification], li
             "items": [(n, site_url(n.url)) for n in notifications],
             "count": len(notifications),
             "lines": lines,
+            "released": released,
             "campaign_link": site_url(campaign.get_absolute_url()),
             "list_link": site_url(reverse("campaigns:notifications")),
             "profile_link": site_url(reverse("accounts:profile")),
@@ -515,7 +519,9 @@ def send_return_digest(absence_id: int, welcome_id: int, lines: list[str], attem
             )
             if not any(n.pk == welcome_id for n in pending):
                 return False
-            mailers.default.send_messages([return_email(user, campaign, pending, lines)])
+            # Not back yet: the member stopped holding them while away.
+            released = absence.returned_at is None
+            mailers.default.send_messages([return_email(user, campaign, pending, lines, released=released)])
             Notification.objects.filter(pk__in=[n.pk for n in pending]).update(emailed_at=timezone.now())
     except Exception:
         logger.exception("Could not send the return digest of absence %s (attempt %d)", absence_id, attempt)
@@ -757,7 +763,8 @@ def digest_send(*, user) -> bool:
             .select_related("campaign")
             .order_by("campaign__title", "campaign_id", "created_at", "id")
         )
-        awaited = waiting.digest_items(user, held_campaign_ids={absence.campaign_id for absence in holding})
+        with translation.override(user_language(user)):
+            awaited = waiting.digest_items(user, held_campaign_ids={absence.campaign_id for absence in holding})
         if not pending and not awaited:
             return False
         mailers.default.send_messages([digest_email(user, pending, awaited)])

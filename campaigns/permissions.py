@@ -158,9 +158,17 @@ def can_play(access: Access) -> bool:
 
 
 def can_edit_post(access: Access, post: Post) -> bool:
-    if post.scene.status == Scene.Status.ARCHIVED and not access.is_gm:
+    """The direction edits every post; a member their own, while the scene
+    is not archived. A post written for an absent owner (``on_behalf_of``)
+    puts words in a character's mouth that are not its author's: only the
+    direction edits it (its author's takeover may have ended, and the owner
+    did not write it)."""
+    if access.is_gm:
+        return True
+    # ``post`` may also be a page's summary of a post (``table.post_list.PostFacts``).
+    if post.scene.status == Scene.Status.ARCHIVED or post.on_behalf_of_id is not None:
         return False
-    return access.is_gm or (access.is_member and post.author_id == access.user.pk)
+    return access.is_member and post.author_id == access.user.pk
 
 
 def can_see_hidden_text(access: Access, post: Post) -> bool:

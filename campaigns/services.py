@@ -495,7 +495,11 @@ def post_edit(*, access: Access, post: Post, body: str, note: str, reason: str =
     """Keep the previous text as a revision; an edit by someone other than
     the author is also written to the moderation log."""
     if not can_edit_post(access, post):
-        raise PermissionDenied(_("Solo su autor o la dirección pueden editar este mensaje."))
+        raise PermissionDenied(
+            _(
+                "Solo su autor o la dirección pueden editar este mensaje; uno escrito en nombre de otro, solo la dirección."
+            )
+        )
     PostRevision.objects.create(
         post=post,
         editor=access.user,

@@ -27,7 +27,7 @@ from campaigns import permissions as perms
 from campaigns.access import campaign_for
 from campaigns.models import Campaign
 from campaigns.permissions import Access
-from hitos_site.htmx import HtmxHttpRequest, page_or_fragment
+from hitos_site.htmx import HtmxHttpRequest, page_or_fragment, wants_fragment
 
 # Where the cached campaign page leaves room for what changes with the clock.
 SLOT = "<!--hitos:status-->"
@@ -102,13 +102,14 @@ def home_status_html(request: HttpRequest) -> SafeString:
 
 def scene_status_parts(request: HttpRequest, scene, access: Access, **waiting_extra) -> SafeString:
     """The scene's status: whom it waits for (``waiting_extra``: an error or
-    a refused form to show there again) and who of its people is away."""
-    return _join(
-        [
-            waiting_views.scene_part(request, scene, access, **waiting_extra),
-            absence_views.scene_part(request, scene, access),
-        ]
-    )
+    a refused form to show there again) and who of its people is away. On
+    the scene page (an htmx load above the posts, where a phone must still
+    show the first post) it is folded to one line that marks who is away;
+    the list of absences is on its own page and the campaign's."""
+    parts = [waiting_views.scene_part(request, scene, access, **waiting_extra)]
+    if not wants_fragment(request) or waiting_extra:
+        parts.append(absence_views.scene_part(request, scene, access))
+    return _join(parts)
 
 
 @login_required

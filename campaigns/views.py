@@ -655,7 +655,11 @@ def post_permalink(request: HtmxHttpRequest, post_id: int) -> HttpResponse:
 def post_edit(request: HtmxHttpRequest, post_id: int) -> HttpResponse:
     post, access = _post_for(request, post_id)
     if not perms.can_edit_post(access, post):
-        raise PermissionDenied(_("Solo su autor o la dirección pueden editar este mensaje."))
+        raise PermissionDenied(
+            _(
+                "Solo su autor o la dirección pueden editar este mensaje; uno escrito en nombre de otro, solo la dirección."
+            )
+        )
     form = PostEditForm(
         request.POST if request.method == "POST" else None, initial={"body": post.body, "note": post.note}
     )

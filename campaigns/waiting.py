@@ -17,7 +17,7 @@ member with ``nudge_send``, once per scene and member every 12 hours.
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -94,8 +94,12 @@ def _last_posts(posts) -> tuple[dict[tuple[int, int], int], dict[tuple[int, int]
     return last_pk, last_at
 
 
-def _post_items(campaigns: list[Campaign], scene_ids, user_id) -> list[Awaited]:
-    """The forum's own items (four or five queries for all the campaigns)."""
+def _post_items(campaigns: list[Campaign], scene_ids, user_id, *, outside=False, viewer_id=None) -> list[Awaited]:
+    """The forum's own items (four or five queries for all the campaigns).
+    ``outside``: as a viewer outside the direction (``viewer_id``, None when
+    anonymous) may tell them: a player has answered only with a post to
+    everyone that is not hidden (or one by or for the viewer, who knows it),
+    so a whisper to the direction does not show through the list."""
     by_id = {campaign.pk: campaign for campaign in campaigns}
     scene_deadlines = Deadline.objects.open().filter(kind=deadlines.SCENE, campaign_id__in=by_id)
     if scene_ids is not None:
@@ -120,6 +124,11 @@ def _post_items(campaigns: list[Campaign], scene_ids, user_id) -> list[Awaited]:
         return []
     players = Membership.objects.active().filter(campaign_id__in={s[1] for s in scenes}, role=Role.PLAYER)
     posts = Post.objects.filter(scene_id__in=[s[0] for s in scenes])
+    if outside:
+        seen = Q(recipients=Post.Recipients.ALL, hidden=False)
+        if viewer_id is not None:
+            seen |= Q(author_id=viewer_id) | Q(on_behalf_of_id=viewer_id)
+        posts = posts.filter(seen)
     if user_id is not None:
         players = players.filter(user_id=user_id)
         posts = posts.filter(Q(author_id=user_id) | Q(on_behalf_of_id=user_id))
@@ -161,12 +170,17 @@ def waiting_in(campaigns, *, scene_ids=None, user_id=None, viewer_access=None) -
     """What these campaigns wait for (in ``scene_ids``, from ``user_id``;
     ``None``: everywhere, from anyone): the forum's items and every
     provider's, soonest deadline first. With ``viewer_access`` (an
-    ``Access`` to one campaign), private items only for the member awaited
-    and the direction. The deadlines come with their campaign loaded."""
+    ``Access`` to one campaign) outside the direction, as that viewer may
+    see them: private items only for the member awaited, the others' items
+    with their ``public_text``, and a player answered only by what the
+    viewer could read (``_post_items``). The deadlines come with their
+    campaign loaded."""
     campaigns = list(campaigns)
     if not campaigns:
         return []
-    items = _post_items(campaigns, scene_ids, user_id)
+    outside = viewer_access is not None and not viewer_access.is_gm
+    viewer_id = viewer_access.user.pk if outside else None
+    items = _post_items(campaigns, scene_ids, user_id, outside=outside, viewer_id=viewer_id)
     for provider in extensions.waiting_providers():
         items.extend(provider(campaigns, scene_ids, user_id))
     if user_id is not None:
@@ -174,9 +188,12 @@ def waiting_in(campaigns, *, scene_ids=None, user_id=None, viewer_access=None) -
     if scene_ids is not None:
         wanted = set(scene_ids)
         items = [item for item in items if item.scene_id in wanted]
-    if viewer_access is not None and not viewer_access.is_gm:
-        viewer_id = viewer_access.user.pk
-        items = [item for item in items if not item.private or item.user_id == viewer_id]
+    if outside:
+        items = [
+            item if item.user_id == viewer_id or not item.public_text else replace(item, text=item.public_text)
+            for item in items
+            if not item.private or item.user_id == viewer_id
+        ]
     by_id = {campaign.pk: campaign for campaign in campaigns}
     for item in items:
         deadline = item.deadline

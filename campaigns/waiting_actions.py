@@ -15,6 +15,7 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_http_methods, require_POST
+from django_htmx.http import reswap, retarget
 
 from campaigns import deadlines, extensions, status, waiting
 from campaigns import permissions as perms
@@ -74,11 +75,13 @@ def scene_deadline(request: HtmxHttpRequest, slug: str, scene_id: int) -> HttpRe
             form.add_error("plazo", exc)
     if form.is_valid():
         if request.htmx:
-            return status.scene_status_response(request, scene, access)
+            return status.scene_status_response(request, scene, access, open=True)
         messages.success(request, _("Plazo guardado."))
         return redirect(_status_url(scene))
     context = scene_context(request, scene, access, form=form)
     if request.htmx:
+        # Shown again inside the status region, so it posts through htmx again.
+        context["in_status"] = True
         response = page_or_fragment(request, "campaigns/deadlines/scene_deadline.html", "deadline-form", context)
         return form_again(response, f"#plazo-escena-{scene.pk}")
     return page_or_fragment(request, "campaigns/deadlines/scene_deadline.html", "deadline-form", context)
@@ -102,7 +105,7 @@ def deadline_withdraw(request: HtmxHttpRequest, slug: str, deadline_id: int) -> 
             messages.success(request, _("Plazo retirado."))
         return redirect_after(request, reverse("campaigns:dashboard", args=[slug]))
     if request.htmx:
-        return status.scene_status_response(request, deadline.scene, access, error=error)
+        return status.scene_status_response(request, deadline.scene, access, error=error, open=True)
     if error:
         messages.error(request, error)
     else:
@@ -153,6 +156,12 @@ def deadline_settle(request: HtmxHttpRequest, slug: str, deadline_id: int) -> Ht
         "target_url": kind.url(deadline) if kind else deadline.scene.get_absolute_url(),
         "form": form if deadline.is_open else None,
         "not_due": deadline.is_open and deadline.due_at > timezone.now(),
+        # In the campaign's zone, named, as the deadline's own line.
+        "settled_when": (
+            deadlines.when_text(deadline.settled_at, deadlines.campaign_zone(deadline.campaign))
+            if deadline.settled_at
+            else ""
+        ),
         "error": error,
     }
     response = page_or_fragment(request, "campaigns/deadlines/settle.html", "deadline-settle", context)
@@ -185,7 +194,11 @@ def nudge(request: HtmxHttpRequest, slug: str, scene_id: int) -> HttpResponse:
             context.update({"row": row, "row_error": error})
             return render(request, "campaigns/waiting/scene.html#awaited-row", context)
     if request.htmx:
-        return status.scene_status_response(request, scene, access, error=error)
+        # The button targets the member's row; with no row to put back (they
+        # are no longer awaited, or the member is not valid) the whole
+        # status region replaces the region, not the row.
+        response = status.scene_status_response(request, scene, access, error=error, open=True)
+        return reswap(retarget(response, "#estado-escena"), "outerHTML")
     if error:
         messages.error(request, error)
     else:

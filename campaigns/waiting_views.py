@@ -22,7 +22,11 @@ from hitos_site.htmx import wants_fragment
 # --- the parts around the pages ------------------------------------------------------------
 
 
-def scene_context(request: HttpRequest, scene: Scene, access: Access, *, error: str = "", form=None) -> dict:
+def scene_context(
+    request: HttpRequest, scene: Scene, access: Access, *, error: str = "", form=None, open: bool = False
+) -> dict:
+    """``open``: unfolded even as a fragment (after one of the direction's
+    actions, which answer htmx with the region again)."""
     campaign = scene.campaign
     items = waiting.waiting_in([campaign], scene_ids=[scene.pk], viewer_access=access)
     deadline = deadlines.open_for(deadlines.SCENE, [scene.pk]).get(scene.pk)
@@ -50,15 +54,16 @@ def scene_context(request: HttpRequest, scene: Scene, access: Access, *, error: 
         "error": error,
         # Folded on the scene page (loaded by htmx above the posts, where a
         # phone must still show the first post), open on a page of its own,
-        # and open again when it has something to say (an error, a refused form).
-        "open": not wants_fragment(request) or bool(error) or bool(form is not None and form.errors),
+        # and open again when it has something to say (an error, a refused
+        # form) or after the direction's action in it.
+        "open": open or not wants_fragment(request) or bool(error) or bool(form is not None and form.errors),
     }
 
 
 def scene_part(request, scene, access, **extra) -> str:
     """This scene: who is awaited for what, its deadline, and for the
     direction the nudge buttons and the deadline form (``extra``: an error,
-    or a refused form to show again)."""
+    a refused form to show again, ``open`` after an action)."""
     context = scene_context(request, scene, access, **extra)
     return render_to_string("campaigns/waiting/scene.html", context, request=request)
 

@@ -65,7 +65,9 @@ def _json(document: dict, *, status: int = 200) -> HttpResponse:
 def _entry_for(permalink: str) -> RollEntry:
     """A roll by its permalink: anyone holding the link may see it (outsiders included)."""
     return get_object_or_404(
-        RollEntry.objects.rolls().select_related("campaign", "user", "character", "scene", "post__scene"),
+        RollEntry.objects.rolls().select_related(
+            "campaign", "user", "character", "scene", "post__scene", "post__on_behalf_of"
+        ),
         permalink=permalink,
     )
 
@@ -459,7 +461,8 @@ def _roll_log_context(access, chosen: dict, page: str | None) -> dict:
         rolls = rolls.filter(user_id=chosen["jugador"])
     children = RollEntry.objects.filter(parent=OuterRef("pk"))
     rolls = (
-        rolls.select_related("user", "character", "scene")
+        # The post names the owner a taken-over character's roll was made for.
+        rolls.select_related("user", "character", "scene", "post__on_behalf_of")
         .annotate(
             superseded=Exists(children), superseded_by=Subquery(children.values("seq")[:1]), parent_seq=F("parent__seq")
         )

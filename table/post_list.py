@@ -87,6 +87,9 @@ class PostFacts:
     edited: bool
     stamp: str
     roll_ids: tuple[int, ...]
+    # The owner the post was written for, when someone played their character
+    # (only the direction edits such a post: ``can_edit_post``).
+    on_behalf_of_id: int | None = None
     # The scene (set for each request, for the permission predicates).
     scene: Any = field(default=None, repr=False, compare=False)
 
@@ -239,6 +242,7 @@ def _page_facts(scene: Scene, version: int, ids: list[int]) -> tuple[PageFacts, 
 _FACT_COLUMNS = (
     "pk",
     "author_id",
+    "on_behalf_of_id",
     "scene_id",
     "recipients",
     "hidden",
@@ -267,11 +271,12 @@ def _facts_of_ids(scene: Scene, ids: list[int]) -> PageFacts:
     rolls = _rolls_of(scene, [row[0] for row in rows])
     by_post = _rolls_by_post(rolls)
     posts = []
-    for pk, author_id, scene_id, recipients, hidden, hidden_at, edited_at, quote_id, *quote in rows:
+    for pk, author_id, on_behalf_of_id, scene_id, recipients, hidden, hidden_at, edited_at, quote_id, *quote in rows:
         posts.append(
             PostFacts(
                 pk=pk,
                 author_id=author_id,
+                on_behalf_of_id=on_behalf_of_id,
                 hidden=hidden,
                 edited=edited_at is not None,
                 stamp=_stamp(
@@ -344,6 +349,7 @@ def _facts(post: Post, rolls: list[TableRoll]) -> PostFacts:
     return PostFacts(
         pk=post.pk,
         author_id=post.author_id,
+        on_behalf_of_id=post.on_behalf_of_id,
         hidden=post.hidden,
         edited=post.edited_at is not None,
         stamp=stamp,

@@ -3,8 +3,8 @@
 While a member is away (``campaigns.absences.away_now``) the direction may
 take their approved character over, if what the member allows in this
 campaign (``campaigns.absences.effective_consent``) says so: ``gm`` lets the
-GM or a co-GM take it; ``named`` and ``act`` also let a player the direction
-names take it, for one scene. While the takeover lasts, and only while
+GM or a co-GM take it; ``named`` also lets a player the direction names
+take it, for one scene they may write in themselves. While the takeover lasts, and only while
 its owner is still away and still allows it (``still_refused``), its taker
 may post and roll as the character (``Post.on_behalf_of`` names the
 owner); each such post and roll is written in the sheet's history.
@@ -43,7 +43,7 @@ from campaigns.models import (
     Role,
     Scene,
 )
-from campaigns.permissions import Access, can_post_in_scene
+from campaigns.permissions import Access, campaign_access, can_post_in_scene, can_view_scene
 from sheets.models import Character, SheetEvent
 from sheets.services import sheet_log
 from table.models import RollRequest, TableRoll, Takeover
@@ -207,13 +207,34 @@ def playable_scenes(campaign: Campaign):
     return Scene.objects.filter(campaign=campaign, is_offgame=False).exclude(status=Scene.Status.ARCHIVED)
 
 
-def _when(moment: datetime, campaign: Campaign) -> str:
+def in_campaign_zone(moment: datetime, campaign: Campaign) -> str:
+    """``moment`` as the campaign's members read it: in its time zone, short."""
     return formats.date_format(timezone.localtime(moment, ZoneInfo(campaign.time_zone)), "SHORT_DATETIME_FORMAT")
 
 
 def _taker_label(takeover: Takeover, direction: set[int]) -> str:
     name = takeover.taken_by.public_name
     return _("%(name)s (dirección)") % {"name": name} if takeover.taken_by_id in direction else name
+
+
+def _scene_allowed(campaign: Campaign, scene: Scene, taken_by: User, *, is_direction: bool) -> None:
+    """A takeover is limited to a story scene of the campaign, not archived;
+    and a player named to carry a character writes as it only where they
+    may write themselves. A ``ValidationError`` (Spanish) otherwise: for a
+    player, a split scene they are not in or a scene closed to players (two
+    queries)."""
+    if scene.campaign_id != campaign.pk or scene.is_offgame or scene.status == Scene.Status.ARCHIVED:
+        raise ValidationError(_("Elige una escena de la partida que no esté archivada."), code="scene")
+    if is_direction:
+        return
+    taker_access = campaign_access(taken_by, campaign)
+    chosen = set() if scene.everyone else set(scene.participants.filter(pk=taken_by.pk).values_list("pk", flat=True))
+    if not (can_view_scene(taker_access, scene, chosen) and can_post_in_scene(taker_access, scene)):
+        raise ValidationError(
+            _("%(name)s no puede escribir en la escena «%(scene)s»: elige otra escena o a otra persona.")
+            % {"name": taken_by.public_name, "scene": scene.title},
+            code="scene",
+        )
 
 
 @transaction.atomic
@@ -263,10 +284,8 @@ def takeover_start(
         raise ValidationError(
             _("Solo la dirección o un jugador de la partida pueden llevar el personaje."), code="taken_by"
         )
-    if scene is not None and (
-        scene.campaign_id != campaign.pk or scene.is_offgame or scene.status == Scene.Status.ARCHIVED
-    ):
-        raise ValidationError(_("Elige una escena de la partida que no esté archivada."), code="scene")
+    if scene is not None:
+        _scene_allowed(campaign, scene, taken_by, is_direction=is_direction)
     refused = refusal(
         consent=effective_consent(owner_membership),
         owner=owner,
@@ -637,8 +656,8 @@ def returned_lines(campaign: Campaign, user) -> list[str]:
         values = {
             "taker": _taker_label(takeover, direction),
             "character": takeover.character.name,
-            "since": _when(takeover.started_at, campaign),
-            "until": _when(takeover.ended_at, campaign),
+            "since": in_campaign_zone(takeover.started_at, campaign),
+            "until": in_campaign_zone(takeover.ended_at, campaign),
         }
         lines.append(_("%(taker)s llevó a %(character)s del %(since)s al %(until)s.") % values)
     posts = (

@@ -17,12 +17,11 @@ from django.urls import reverse
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods, require_POST
 
-from accounts.limits import refusal_message
 from campaigns import permissions as perms
 from campaigns.access import campaign_for
 from campaigns.extensions import Additions
 from campaigns.permissions import Access
-from hitos_site.htmx import HtmxHttpRequest, page_or_fragment, redirect_after
+from hitos_site.htmx import HtmxHttpRequest, form_again, page_or_fragment, redirect_after
 from table import takeover as takeovers
 from table.forms import TakeoverEndForm, TakeoverForm
 from table.models import Takeover
@@ -99,8 +98,17 @@ def takeover_end(request: HtmxHttpRequest, slug: str, takeover_id: int) -> HttpR
     url = _dashboard_url(campaign) if access.is_gm else campaign.get_absolute_url()
     form = TakeoverEndForm(request.POST)
     if not form.is_valid():
-        messages.error(request, refusal_message(form, missing=_("Revisa el motivo.")))
-        return redirect_after(request, url)
+        # Back with the reason typed and why not: a page of its own, or over the form it came from.
+        context = {
+            "campaign": campaign,
+            "t": takeover,
+            "form": form,
+            "back_url": url,
+            "since": takeovers.in_campaign_zone(takeover.started_at, campaign),
+            **_end_button(takeover, request.user),
+        }
+        response = page_or_fragment(request, "table/takeover/end.html", "takeover-end-form", context)
+        return form_again(response, f"#devolver-{takeover.pk}") if request.htmx else response
     try:
         takeovers.takeover_end(access=access, takeover=takeover, reason=form.cleaned_data["reason"])
     except ValidationError as exc:
@@ -115,6 +123,13 @@ def takeover_end(request: HtmxHttpRequest, slug: str, takeover_id: int) -> HttpR
             }
         messages.success(request, message)
     return redirect_after(request, url)
+
+
+def _end_button(takeover: Takeover, user) -> dict:
+    """The end form's button: the owner takes the character back, anyone else hands it back."""
+    if user.pk == takeover.owner_id:
+        return {"label": _("Recuperar mi personaje"), "primary": True}
+    return {"label": _("Devolver"), "primary": False}
 
 
 # --- What the takeovers add to the forum's pages (``campaigns.extensions``) ----------------
@@ -135,6 +150,7 @@ def dashboard_panel(request: HttpRequest, access: Access) -> Additions | None:
     by_character = {candidate.character.pk: candidate for candidate in found}
     for takeover in current:
         takeover.by_direction = takeover.taken_by_id in direction
+        takeover.since = takeovers.in_campaign_zone(takeover.started_at, campaign)
         # Its owner is back (the clock has not noticed it yet) or allows it no longer.
         takeover.paused = takeovers.paused(
             takeover, by_character.get(takeover.character_id), by_direction=takeover.by_direction
@@ -151,6 +167,8 @@ def campaign_panel(request: HttpRequest, access: Access) -> Additions | None:
     mine = takeovers.takeovers_of(access.campaign, access.user)
     if not mine:
         return None
+    for takeover in mine:
+        takeover.since = takeovers.in_campaign_zone(takeover.started_at, access.campaign)
     values = {
         "carried_for_me": [t for t in mine if t.owner_id == access.user.pk],
         "carried_by_me": [t for t in mine if t.taken_by_id == access.user.pk],

@@ -43,7 +43,8 @@ def waiting(campaigns: Sequence, scene_ids, user_id) -> list[Awaited]:
     """The open requests of ``campaigns`` (in the open scenes ``scene_ids``,
     every open scene for None), to the characters ``user_id`` plays (anyone's
     for None): two queries whatever their number. A request with a hidden
-    difficulty is private to its player and the direction."""
+    difficulty is private to its player and the direction; the other members
+    never read a request's purpose (it may give a secret away)."""
     by_id = {campaign.pk: campaign for campaign in campaigns}
     if not by_id:
         return []
@@ -73,6 +74,7 @@ def waiting(campaigns: Sequence, scene_ids, user_id) -> list[Awaited]:
             character=request.character.name,
             deadline=due.get(request.pk),
             private=request.difficulty_hidden,
+            public_text=_("Tirada pedida por la dirección"),
         )
         for request in found
     ]

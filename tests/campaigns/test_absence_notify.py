@@ -404,3 +404,86 @@ def test_a_member_who_wants_no_e_mail_is_welcomed_without_a_count_of_what_nothin
     welcome = Notification.objects.get(user=ana, kind=Notification.Kind.ABSENCE)
     assert welcome.text == "Bienvenido de vuelta a «El faro»."
     assert notify.held_notifications(Absence.objects.select_related("user", "campaign").get(pk=absence.pk)).count() == 0
+
+
+# --- holding turned off while away -------------------------------------------------------
+
+
+def _update(absence, **changes):
+    values = {
+        "starts_on": absence.starts_on,
+        "ends_on": absence.ends_on,
+        "note": absence.note,
+        "hold_notifications": absence.hold_notifications,
+    }
+    return absences.absence_update(absence=absence, **{**values, **changes})
+
+
+def test_holding_turned_off_while_away_e_mails_at_once_what_was_held(django_capture_on_commit_callbacks):
+    campaign = _campaign(title="El faro")
+    ana = add_member(campaign, email_notifications=Choice.IMMEDIATE, email="ana@example.org", display_name="Ana")
+    absence = _away(campaign, ana)
+    author = add_member(campaign, email_notifications=Choice.NEVER, display_name="Bruno")
+    with django_capture_on_commit_callbacks(execute=True):
+        notify.post_created(post(scene(campaign, title="La cala"), author))
+        notify.post_created(post(scene(campaign, title="El muelle"), author))
+    assert mail.outbox == []
+
+    absence = Absence.objects.select_related("campaign", "user").get(pk=absence.pk)
+    with django_capture_on_commit_callbacks(execute=True):
+        _update(absence, hold_notifications=False)
+    assert len(mail.outbox) == 1
+    body = mail.outbox[0].body
+    assert mail.outbox[0].to == ["ana@example.org"]
+    # Still away: the message says what was kept, not "welcome back".
+    assert mail.outbox[0].subject == "[Hitos] Los avisos guardados de «El faro»"
+    assert "Has dejado de guardar los avisos de «El faro». Esto es lo que se guardó (3 avisos):" in body
+    assert "Bienvenido de vuelta" not in body
+    assert "- Bruno ha escrito en «La cala» (El faro)." in body
+    assert "- Bruno ha escrito en «El muelle» (El faro)." in body
+    assert "- Ya no guardas los avisos de «El faro»: te enviamos por correo los 2 que se guardaron." in body
+    assert not Notification.objects.filter(user=ana, emailed_at__isnull=True).exists()
+
+    # From now on her notices are e-mailed at once, and the return sends no second copy.
+    with django_capture_on_commit_callbacks(execute=True):
+        notify.post_created(post(scene(campaign, title="La torre"), author))
+    assert len(mail.outbox) == 2 and "La torre" in mail.outbox[1].body
+    _end_yesterday(absence)
+    with django_capture_on_commit_callbacks(execute=True):
+        assert absences.notice_returns() == 1
+    assert len(mail.outbox) == 3
+    assert mail.outbox[2].body.count("Bruno ha escrito") == 0
+    assert "Bienvenido de vuelta a «El faro»." in mail.outbox[2].body
+
+
+def test_holding_turned_off_with_nothing_held_or_before_the_start_sends_nothing(django_capture_on_commit_callbacks):
+    campaign = _campaign(title="El faro")
+    ana = add_member(campaign, email_notifications=Choice.IMMEDIATE, email="ana@example.org")
+    author = add_member(campaign, email_notifications=Choice.NEVER)
+    started = Absence.objects.select_related("campaign", "user").get(pk=_away(campaign, ana).pk)
+    with django_capture_on_commit_callbacks(execute=True):
+        _update(started, hold_notifications=False)
+    future = Absence.objects.select_related("campaign", "user").get(
+        pk=_away(campaign, ana, days_ago=-10, days_left=12).pk
+    )
+    with django_capture_on_commit_callbacks(execute=True):
+        notify.post_created(post(scene(campaign), author))
+    assert len(mail.outbox) == 1  # Not held: the first absence holds nothing any more.
+    with django_capture_on_commit_callbacks(execute=True):
+        _update(future, hold_notifications=False)
+    assert len(mail.outbox) == 1
+    assert not Notification.objects.filter(user=ana, kind=Notification.Kind.ABSENCE).exists()
+
+
+def test_a_digest_member_who_stops_holding_gets_what_was_held_once(django_capture_on_commit_callbacks):
+    campaign = _campaign(title="El faro")
+    ana = add_member(campaign, email_notifications=Choice.DIGEST, email="ana@example.org")
+    author = add_member(campaign, email_notifications=Choice.NEVER, display_name="Bruno")
+    absence = _away(campaign, ana)
+    with django_capture_on_commit_callbacks(execute=True):
+        notify.post_created(post(scene(campaign, title="La cala"), author))
+    absence = Absence.objects.select_related("campaign", "user").get(pk=absence.pk)
+    with django_capture_on_commit_callbacks(execute=True):
+        _update(absence, hold_notifications=False)
+    assert len(mail.outbox) == 1 and "La cala" in mail.outbox[0].body
+    assert notify.digest_send(user=ana) is False

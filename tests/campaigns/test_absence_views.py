@@ -99,7 +99,8 @@ def _request(t: Table, name: str, absence: Absence) -> tuple[str, dict]:
     return {
         "absences": (_url("absences", t), {**_dates(t, 10, 12), "note": "de viaje", "hold_notifications": "on"}),
         "absence-consent": (_url("absence-consent", t), {"consent": "gm"}),
-        "absence-edit": (_url("absence-edit", t, absence.pk), {**_dates(t, 0, 5), "note": "vuelvo antes"}),
+        # The absence started yesterday: its first day stays.
+        "absence-edit": (_url("absence-edit", t, absence.pk), {**_dates(t, -1, 5), "note": "vuelvo antes"}),
         "absence-cancel": (_url("absence-cancel", t, absence.pk), {}),
         "absence-return": (_url("absence-return", t, absence.pk), {}),
         "absentees": (_url("absentees", t), {}),
@@ -489,3 +490,51 @@ def test_the_campaign_part_is_kept_until_an_absence_changes(table, django_assert
     assert "Bruno" in absence_views.campaign_part(_part_request(table.player), table.campaign, access)
     absences.absence_cancel(absence=absence)
     assert absence_views.campaign_part(_part_request(table.player), table.campaign, access) == first
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("htmx", [False, True])
+def test_a_started_absence_refuses_a_new_first_day_beside_that_field(table, htmx):
+    absence = _away(table, table.player, days_ago=2, note="antes")
+    client = client_for(table.player)
+    page = client.get(_url("absence-edit", table, absence.pk))
+    assert "Esta ausencia ya empezó: el día de salida no se puede cambiar." in page.text
+    moved = (_today(table) + timedelta(days=1)).isoformat()
+    response = client.post(
+        _url("absence-edit", table, absence.pk),
+        {**_dates(table, 1, 4), "note": "tecleado", "hold_notifications": "on"},
+        headers=HX if htmx else {},
+    )
+    assert response.status_code == 200
+    assert "Esta ausencia ya empezó: no puedes cambiar el día de salida" in response.text
+    assert f'value="{moved}"' in response.text and 'value="tecleado"' in response.text
+    if htmx:
+        assert response["HX-Retarget"] == "#ausencia-form" and "<html" not in response.text
+    else:
+        assert "<html" in response.text
+    form = response.context["form"]
+    assert form.errors["starts_on"][0].startswith("Esta ausencia ya empezó")
+    absence.refresh_from_db()
+    assert absence.starts_on == _today(table) - timedelta(days=2) and absence.note == "antes"
+
+
+@pytest.mark.django_db
+def test_the_dashboard_says_the_day_of_return_where_the_campaign_is_played(table):
+    from datetime import datetime, time
+    from zoneinfo import ZoneInfo
+
+    from django.utils import formats
+
+    table.campaign.time_zone = "America/Bogota"
+    table.campaign.save(update_fields=["time_zone"])
+    day = _today(table) - timedelta(days=2)
+    # 23:30 in Bogotá: already the next day in Madrid (and in UTC).
+    returned_at = datetime.combine(day, time(23, 30), tzinfo=ZoneInfo("America/Bogota"))
+    _away(table, table.player, days_ago=4, days_left=-2, returned_at=returned_at)
+    html = client_for(table.gm).get(reverse("campaigns:dashboard", args=[table.campaign.slug])).text
+    start = html.index('id="ausencias-direccion"')
+    section = html[start : html.index("</section>", start)]
+    shown = formats.date_format(day, "MONTH_DAY_FORMAT")
+    madrid = formats.date_format(day + timedelta(days=1), "MONTH_DAY_FORMAT")
+    assert f"volvió el {shown}" in section
+    assert f"volvió el {madrid}" not in section

@@ -3,15 +3,17 @@ time zone, and the return noticed exactly once (campaigns.absences)."""
 
 from __future__ import annotations
 
+import threading
 from datetime import UTC, date, datetime
 
 import pytest
 from django.core.exceptions import ValidationError
+from django.db import connection, transaction
 from django.utils import translation
 
 from accounts.models import User
 from campaigns import absences, extensions
-from campaigns.models import Absence, Membership, Notification, Role
+from campaigns.models import Absence, Campaign, Membership, Notification, Role
 from tests.factories import CampaignFactory, UserFactory, add_member
 
 pytestmark = pytest.mark.django_db
@@ -336,3 +338,196 @@ def test_a_welcome_with_nothing_done_in_their_name_is_written_in_every_language(
         "en": "Welcome back to “La mansión”: 0 notifications while you were away.",
     }
     assert welcome.text == welcome.texts["en"]
+
+
+# --- changing an absence that has started ------------------------------------------------
+
+
+def test_a_started_absence_keeps_its_first_day_but_its_end_and_note_may_change():
+    campaign = _campaign()
+    ana = add_member(campaign)
+    started = _away(campaign, ana, date(2026, 11, 28), date(2026, 12, 10))
+    for start in (date(2026, 12, 3), date(2026, 11, 25)):
+        with pytest.raises(ValidationError) as refused:
+            absences.absence_update(
+                absence=started,
+                starts_on=start,
+                ends_on=date(2026, 12, 10),
+                note="",
+                hold_notifications=True,
+                now=MADRID_LATE,
+            )
+        assert refused.value.messages == [
+            "Esta ausencia ya empezó: no puedes cambiar el día de salida (el 28/11/2026)."
+        ]
+        started.refresh_from_db()
+        assert started.starts_on == date(2026, 11, 28)
+    absences.absence_update(
+        absence=started,
+        starts_on=date(2026, 11, 28),
+        ends_on=date(2026, 12, 4),
+        note="antes",
+        hold_notifications=True,
+        now=MADRID_LATE,
+    )
+    started.refresh_from_db()
+    assert (started.starts_on, started.ends_on, started.note) == (date(2026, 11, 28), date(2026, 12, 4), "antes")
+
+
+def test_an_absence_not_started_yet_may_move_its_first_day_by_the_campaigns_day():
+    campaign = _campaign("America/Bogota")
+    ana = add_member(campaign)
+    # It starts on 2 December: already begun in Madrid, not yet in Bogotá.
+    future = _away(campaign, ana, date(2026, 12, 2), date(2026, 12, 5))
+    absences.absence_update(
+        absence=future,
+        starts_on=date(2026, 12, 3),
+        ends_on=date(2026, 12, 5),
+        note="",
+        hold_notifications=True,
+        now=MADRID_AFTER_MIDNIGHT,
+    )
+    future.refresh_from_db()
+    assert future.starts_on == date(2026, 12, 3)
+
+
+def test_an_absence_cancelled_meanwhile_is_not_changed():
+    campaign = _campaign()
+    ana = add_member(campaign)
+    absence = _away(campaign, ana, date(2026, 12, 5), date(2026, 12, 8))
+    Absence.objects.filter(pk=absence.pk).update(cancelled_at=MADRID_LATE)
+    with pytest.raises(ValidationError) as refused:
+        absences.absence_update(
+            absence=absence,
+            starts_on=date(2026, 12, 5),
+            ends_on=date(2026, 12, 9),
+            note="",
+            hold_notifications=True,
+            now=MADRID_LATE,
+        )
+    assert refused.value.messages == ["Esta ausencia ya ha terminado o se ha anulado."]
+    absence.refresh_from_db()
+    assert absence.ends_on == date(2026, 12, 8)
+
+
+# --- who the clock welcomes back -----------------------------------------------------------
+
+
+@pytest.mark.parametrize("status", [Membership.Status.LEFT, Membership.Status.REMOVED])
+def test_the_clock_does_not_notice_returns_of_people_who_left_the_campaign(status):
+    campaign = _campaign(title="Madrid")
+    ana = add_member(campaign, display_name="Ana")
+    bea = add_member(campaign, display_name="Bea")
+    _away(campaign, ana, date(2026, 11, 28), date(2026, 11, 30))
+    gone = _away(campaign, bea, date(2026, 11, 28), date(2026, 11, 30))
+    gm_away = _away(campaign, campaign.gm, date(2026, 11, 28), date(2026, 11, 30))
+    Membership.objects.filter(campaign=campaign, user=bea).update(status=status)
+
+    assert absences.notice_returns(MADRID_LATE) == 2
+    gone.refresh_from_db()
+    gm_away.refresh_from_db()
+    assert gone.returned_at is None and gm_away.returned_at == MADRID_LATE
+    assert _welcomes(bea) == []
+    assert not Notification.objects.filter(text__contains="Bea").exists()
+
+
+# --- one member's absences checked one request at a time -----------------------------------
+
+
+def _locked_models(monkeypatch):
+    """The models whose rows are locked (``select_for_update``) from now on."""
+    from django.db.models import QuerySet
+
+    locked = []
+    original = QuerySet.select_for_update
+
+    def recording(self, *args, **kwargs):
+        locked.append(self.model)
+        return original(self, *args, **kwargs)
+
+    monkeypatch.setattr(QuerySet, "select_for_update", recording)
+    return locked
+
+
+def test_announcing_and_changing_lock_the_members_row_before_checking_the_dates(monkeypatch):
+    campaign = _campaign()
+    ana = add_member(campaign)
+    locked = _locked_models(monkeypatch)
+    absence = absences.absence_create(
+        campaign=campaign, user=ana, starts_on=date(2026, 12, 5), ends_on=date(2026, 12, 8), now=MADRID_LATE
+    )
+    assert locked == [Membership]
+    locked.clear()
+    absence.campaign, absence.user = campaign, ana
+    absences.absence_update(
+        absence=absence,
+        starts_on=date(2026, 12, 5),
+        ends_on=date(2026, 12, 9),
+        note="",
+        hold_notifications=True,
+        now=MADRID_LATE,
+    )
+    assert locked[:2] == [Membership, Absence]
+    # The GM has no membership: the campaign's row stands for them.
+    locked.clear()
+    absences.absence_create(
+        campaign=campaign, user=campaign.gm, starts_on=date(2026, 12, 5), ends_on=date(2026, 12, 8), now=MADRID_LATE
+    )
+    assert locked == [Campaign]
+
+
+def test_someone_who_left_may_not_announce_an_absence():
+    campaign = _campaign()
+    ana = add_member(campaign, status=Membership.Status.LEFT)
+    with pytest.raises(ValidationError) as refused:
+        absences.absence_create(
+            campaign=campaign, user=ana, starts_on=date(2026, 12, 5), ends_on=date(2026, 12, 8), now=MADRID_LATE
+        )
+    assert refused.value.messages == ["Ya no eres miembro de esta partida."]
+    assert not Absence.objects.exists()
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.skipif(
+    connection.vendor != "postgresql",
+    reason="SQLite writes one transaction at a time: two requests can never check the overlap at once.",
+)
+def test_two_overlapping_absences_announced_at_the_same_moment_are_not_both_saved():
+    campaign = _campaign()
+    ana = add_member(campaign)
+    days = {"starts_on": date(2026, 12, 5), "ends_on": date(2026, 12, 8), "now": MADRID_LATE}
+    first_saved, first_may_commit = threading.Event(), threading.Event()
+    outcome = {}
+
+    def first():
+        try:
+            with transaction.atomic():
+                absences.absence_create(campaign=campaign, user=ana, **days)
+                first_saved.set()
+                # Held open: the second request runs its check meanwhile.
+                first_may_commit.wait(5)
+        finally:
+            connection.close()
+
+    def second():
+        try:
+            first_saved.wait(5)
+            absences.absence_create(campaign=campaign, user=ana, **days)
+            outcome["second"] = "saved"
+        except ValidationError as exc:
+            outcome["second"] = exc.messages
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=first), threading.Thread(target=second)]
+    for thread in threads:
+        thread.start()
+    # Without the lock the second one checks, finds nothing committed and saves.
+    threads[1].join(1.5)
+    first_may_commit.set()
+    for thread in threads:
+        thread.join(10)
+    assert outcome["second"] == [
+        "Ya tienes una ausencia en esas fechas (del 05/12/2026 al 08/12/2026): cámbiala o anúlala."
+    ]
+    assert Absence.objects.filter(user=ana).count() == 1

@@ -9,7 +9,7 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from accounts.models import User
-from campaigns import absences, notify
+from campaigns import absences, deadlines, notify
 from campaigns.models import Absence, Membership, Notification, Role
 from tests.factories import CampaignFactory, UserFactory
 from tests.factories import add_member as member
@@ -231,3 +231,21 @@ def test_who_gets_a_digest_is_found_in_a_constant_number_of_queries(django_asser
     _notification(UserFactory(email_notifications=Choice.DIGEST), campaign, "Algo")
     with django_assert_num_queries(len(one.captured_queries)):
         assert len(list(notify.digest_users())) == 4
+
+
+def test_what_waits_is_written_in_the_users_language_with_the_deadline_too():
+    faro, lucia, cala = _awaited()
+    lucia.language = "en"
+    lucia.save(update_fields=["language"])
+    deadlines.set_deadline(
+        campaign=faro,
+        scene=cala,
+        kind=deadlines.SCENE,
+        target_id=cala.pk,
+        due_at=timezone.now() + timedelta(days=2, minutes=5),
+        actor=faro.gm,
+    )
+    assert notify.digest_send(user=lucia) is True
+    body = mail.outbox[0].body
+    assert "- El faro: Write in “La cala”" in body
+    assert "Escribir en" not in body and "plazo:" not in body and "quedan" not in body

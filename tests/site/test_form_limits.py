@@ -997,7 +997,6 @@ FORMS: dict[type[forms.BaseForm], tuple[Target, ...]] = {
             lambda w: {"reason": "Ha vuelto."},
             lambda w: TakeoverEndForm(),
             text=("reason",),
-            echoes=False,
         ),
     ),
     CampaignForm: (

@@ -239,3 +239,28 @@ def test_the_provider_asks_two_queries_whatever_the_number_of_campaigns(db, djan
     with django_assert_max_num_queries(0):
         # The deadlines come with their campaign, for the deadline line.
         assert {item.deadline.campaign.slug for item in items} == {w.campaign.slug for w in worlds}
+
+
+def test_the_provider_gives_others_a_neutral_text(play):
+    _ask(play)
+    (item,) = waiting.waiting([play.campaign], None, None)
+    assert item.public_text == "Tirada pedida por la dirección"
+    assert "Que no te oigan" not in item.public_text
+
+
+@pytest.mark.parametrize(
+    ("standing", "sees_purpose"),
+    [("ana", True), ("gm", True), ("bruno", False), ("reader", False)],
+)
+def test_only_the_asked_player_and_the_direction_read_the_purpose_in_the_scene_status(play, standing, sees_purpose):
+    _ask(play)
+    url = reverse("campaigns:scene-status", args=[play.campaign.slug, play.scene.pk])
+    client = client_for(getattr(play, standing))
+    for extra in ({}, HTMX):
+        response = client.get(url, **extra)
+        assert response.status_code == 200
+        if sees_purpose:
+            assertContains(response, "Tirada de Inés Salcedo pedida por la dirección: Que no te oigan")
+        else:
+            assertContains(response, "Tirada pedida por la dirección")
+            assertNotContains(response, "Que no te oigan")

@@ -10,8 +10,10 @@ is given (``campaigns.models.Deadline``, target: the combat).
 from __future__ import annotations
 
 from django.db.models import Exists, F, Model, OuterRef, Subquery
+from django.utils.translation import gettext as _
 
-from campaigns import absences
+from campaigns import absences, deadlines
+from campaigns.extensions import Awaited
 from campaigns.models import Absence, Deadline, Scene
 
 
@@ -52,3 +54,29 @@ def away_today(combat) -> dict:
     """Who is away today in the campaign of a combat from ``current_combat``,
     by user id (one query, none when nobody is)."""
     return absences.away_now(combat.campaign) if combat.anyone_away else {}
+
+
+def turns_awaited(turns: dict, *, deadline_kind: str, url) -> list:
+    """What whose-turn lists show of combats waiting for a player's
+    character: ``turns`` maps each combat's id to the combatant whose turn it
+    is (its ``combat`` loaded, with the campaign), ``url(combat)`` is the
+    game's combat page; the turn's open deadline of ``deadline_kind`` is
+    attached (one query for all of them)."""
+    if not turns:
+        return []
+    due = deadlines.open_for(deadline_kind, list(turns))
+    for combat_id, deadline in due.items():
+        deadline.campaign = turns[combat_id].combat.campaign
+    return [
+        Awaited(
+            user_id=turn.character.owner_id,
+            scene_id=turn.combat.scene_id,
+            kind="combat",
+            text=_("Turno de %(name)s en el combate (asalto %(round)s)")
+            % {"name": turn.character.name, "round": turn.combat.round},
+            url=url(turn.combat),
+            character=turn.character.name,
+            deadline=due.get(combat_id),
+        )
+        for combat_id, turn in sorted(turns.items())
+    ]

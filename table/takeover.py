@@ -81,11 +81,6 @@ class Candidate:
         return self.consent in NAMED_CONSENTS
 
 
-def direction_ids(campaign: Campaign) -> set[int]:
-    """The GM and the active co-GMs, by user id (one query)."""
-    return notify.gm_ids(campaign)
-
-
 def candidates(campaign: Campaign, *, now: datetime | None = None) -> list[Candidate]:
     """The approved characters of the players away today, with what each
     owner allows and its current takeover, in four queries whatever their
@@ -275,7 +270,7 @@ def takeover_start(
     owner = owner_membership.user
     if taken_by.pk == owner.pk:
         raise ValidationError(_("Su dueño no se lleva a sí mismo el personaje: elige a otra persona."), code="taken_by")
-    direction = direction_ids(campaign)
+    direction = notify.gm_ids(campaign)
     is_direction = taken_by.pk in direction
     if (
         not is_direction
@@ -648,7 +643,7 @@ def returned_lines(campaign: Campaign, user) -> list[str]:
             takeover.campaign = campaign
             # Ended here, or by someone else just before (``_end`` then reads when).
             _end(takeover, actor=user, reason=back, owner_back=True)
-    direction = direction_ids(campaign)
+    direction = notify.gm_ids(campaign)
     lines = []
     for takeover in takeovers:
         if takeover.ended_at is None:  # deleted meanwhile, with its character

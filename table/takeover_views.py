@@ -17,6 +17,7 @@ from django.urls import reverse
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods, require_POST
 
+from campaigns import notify
 from campaigns import permissions as perms
 from campaigns.access import campaign_for
 from campaigns.extensions import Additions
@@ -43,7 +44,7 @@ def takeover_start(request: HtmxHttpRequest, slug: str) -> HttpResponse:
         denied=_("Solo la dirección de la partida da el personaje de un ausente a otro."),
     )
     found = takeovers.candidates(campaign)
-    direction = takeovers.direction_ids(campaign)
+    direction = notify.gm_ids(campaign)
     initial = {"taken_by": request.user.pk}
     chosen = request.GET.get("personaje", "")
     if chosen.isascii() and chosen.isdigit() and len(chosen) <= 18:
@@ -146,7 +147,7 @@ def dashboard_panel(request: HttpRequest, access: Access) -> Additions | None:
     current = takeovers.current_takeovers(campaign)
     if not found and not current:
         return None
-    direction = takeovers.direction_ids(campaign) if current else set()
+    direction = notify.gm_ids(campaign) if current else set()
     by_character = {candidate.character.pk: candidate for candidate in found}
     for takeover in current:
         takeover.by_direction = takeover.taken_by_id in direction

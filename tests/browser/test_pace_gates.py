@@ -402,7 +402,7 @@ def _ids(gates) -> list[str]:
 
 @pytest.mark.parametrize("width", WIDTHS, ids=lambda width: f"{width}px")
 @pytest.mark.parametrize("gate", PAGES, ids=_ids(PAGES))
-def test_pace_page_has_no_accessibility_violation(request, crawl: PaceCrawl, gate: Gate, width: int):
+def test_pace_page_has_no_accessibility_violation(crawl: PaceCrawl, gate: Gate, width: int):
     visit = crawl.visit(gate, width)
     _loaded(visit, gate, width)
     assert not visit.problems, f"{gate.name} at {width} px: the browser reported:\n" + "\n".join(visit.problems)
@@ -414,7 +414,7 @@ def test_pace_page_has_no_accessibility_violation(request, crawl: PaceCrawl, gat
 
 @pytest.mark.parametrize("width", WIDTHS, ids=lambda width: f"{width}px")
 @pytest.mark.parametrize("gate", PAGES, ids=_ids(PAGES))
-def test_pace_page_fits_the_window_without_sideways_scroll(request, crawl: PaceCrawl, gate: Gate, width: int):
+def test_pace_page_fits_the_window_without_sideways_scroll(crawl: PaceCrawl, gate: Gate, width: int):
     visit = crawl.visit(gate, width)
     _loaded(visit, gate, width)
     overflow = visit.overflow
@@ -424,7 +424,7 @@ def test_pace_page_fits_the_window_without_sideways_scroll(request, crawl: PaceC
 
 
 @pytest.mark.parametrize("gate", PAGES, ids=_ids(PAGES))
-def test_pace_page_html_has_no_error_for_the_nu_checker(request, crawl: PaceCrawl, gate: Gate):
+def test_pace_page_html_has_no_error_for_the_nu_checker(crawl: PaceCrawl, gate: Gate):
     messages = crawl.html_messages(gate)
     errors = [message for message in messages if is_vnu_error(message)]
     warnings = [message for message in messages if not is_vnu_error(message)]

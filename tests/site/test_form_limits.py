@@ -54,6 +54,7 @@ from accounts.forms import BackgroundPasswordResetForm, LoginForm, ProfileForm, 
 from accounts.limits import max_length_of
 from accounts.models import User
 from campaigns import absences as campaign_absences
+from campaigns import notify
 from campaigns import services as campaign_services
 from campaigns.forms import (
     ApplicationForm,
@@ -984,7 +985,7 @@ FORMS: dict[type[forms.BaseForm], tuple[Target, ...]] = {
             lambda w: TakeoverForm(
                 campaign=w.campaign,
                 candidates=takeover_services.candidates(w.campaign),
-                direction=takeover_services.direction_ids(w.campaign),
+                direction=notify.gm_ids(w.campaign),
             ),
             text=("reason",),
         ),

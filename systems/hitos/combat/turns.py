@@ -36,6 +36,7 @@ from campaigns.models import Deadline, Scene
 from campaigns.permissions import Access, campaign_access
 from systems.hitos.combat import services
 from systems.hitos.models import Combat, Combatant
+from table import combat_status
 
 SYSTEM = "hitos"
 DEADLINE_KIND = services.ROUND_DEADLINE
@@ -83,24 +84,7 @@ def waiting(campaigns: Sequence, scene_ids, user_id) -> list[Awaited]:
     turns = _turns(list(combatants))
     if user_id is not None:
         turns = {cid: c for cid, c in turns.items() if c.character.owner_id == user_id}
-    if not turns:
-        return []
-    due = deadlines.open_for(DEADLINE_KIND, list(turns))
-    for combat_id, deadline in due.items():
-        deadline.campaign = turns[combat_id].combat.campaign
-    return [
-        Awaited(
-            user_id=combatant.character.owner_id,
-            scene_id=combatant.combat.scene_id,
-            kind="combat",
-            text=_("Turno de %(name)s en el combate (asalto %(round)s)")
-            % {"name": combatant.character.name, "round": combatant.combat.round},
-            url=services.combat_url(combatant.combat),
-            character=combatant.character.name,
-            deadline=due.get(combat_id),
-        )
-        for combat_id, combatant in sorted(turns.items())
-    ]
+    return combat_status.turns_awaited(turns, deadline_kind=DEADLINE_KIND, url=services.combat_url)
 
 
 # --- the round's deadline ------------------------------------------------------------

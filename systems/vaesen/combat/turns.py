@@ -24,6 +24,7 @@ from campaigns.models import Deadline, Scene
 from campaigns.permissions import Access, campaign_access
 from systems.vaesen.combat import services
 from systems.vaesen.models import VaesenCombat, VaesenCombatant
+from table import combat_status
 
 SYSTEM = "vaesen"
 DEADLINE_KIND = services.TURN_DEADLINE
@@ -59,24 +60,7 @@ def waiting(campaigns: Sequence, scene_ids, user_id) -> list[Awaited]:
         turn = turn_of(combatants[0].combat, combatants)
         if turn is not None and (user_id is None or turn.character.owner_id == user_id):
             turns[combat_id] = turn
-    if not turns:
-        return []
-    due = deadlines.open_for(DEADLINE_KIND, list(turns))
-    for combat_id, deadline in due.items():
-        deadline.campaign = turns[combat_id].combat.campaign
-    return [
-        Awaited(
-            user_id=turn.character.owner_id,
-            scene_id=turn.combat.scene_id,
-            kind="combat",
-            text=_("Turno de %(name)s en el combate (asalto %(round)s)")
-            % {"name": turn.character.name, "round": turn.combat.round},
-            url=services.combat_url(turn.combat),
-            character=turn.character.name,
-            deadline=due.get(combat_id),
-        )
-        for combat_id, turn in sorted(turns.items())
-    ]
+    return combat_status.turns_awaited(turns, deadline_kind=DEADLINE_KIND, url=services.combat_url)
 
 
 def turn_deadline_set(*, combat: VaesenCombat, access: Access, due_at, remind_before) -> Deadline:

@@ -367,7 +367,7 @@ def _scene_options(deadline: Deadline, actor) -> list[tuple[str, str]]:
     return [(CONTINUE, gettext("Seguir sin esperar"))]
 
 
-def _scene_settle(deadline: Deadline, key: str, actor) -> str:
+def _scene_settle(deadline: Deadline, key: str, actor, client_seed: str | None = None) -> str:
     if key != CONTINUE:
         raise ValidationError(gettext("Esa opción no existe para este plazo."), code="option")
     return gettext("La escena «%(scene)s» sigue sin esperar más.") % {"scene": deadline.scene.title}
@@ -529,7 +529,9 @@ def _locked(deadline_id: int, now: datetime, *, must_be_due: bool = True) -> Dea
     return deadline
 
 
-def deadline_settle(*, deadline: Deadline, key: str, actor, now: datetime | None = None) -> Deadline:
+def deadline_settle(
+    *, deadline: Deadline, key: str, actor, now: datetime | None = None, client_seed: str | None = None
+) -> Deadline:
     """Settle a deadline that passed with one of its kind's options (or
     withdraw it: ``WITHDRAW``).
 
@@ -540,7 +542,8 @@ def deadline_settle(*, deadline: Deadline, key: str, actor, now: datetime | None
     awaited are told. A kind whose ``stays_open`` says it still awaits
     someone else (a round with more characters to act) keeps the deadline
     open instead: its ``passed_at`` is cleared, so the clock tells the
-    direction again and it settles for the next one."""
+    direction again and it settles for the next one. ``client_seed`` is the
+    browser seed the direction's page sent, for an option that rolls."""
     now = now or timezone.now()
     with transaction.atomic():
         locked = _locked(deadline.pk, now)
@@ -555,7 +558,7 @@ def deadline_settle(*, deadline: Deadline, key: str, actor, now: datetime | None
         if key == WITHDRAW:
             sentence = withdrawn(_about(locked, kind))
         elif key in {option for option, _label in kind.options(locked, actor)}:
-            sentence = str(kind.settle(locked, key, actor))
+            sentence = str(kind.settle(locked, key, actor, client_seed=client_seed))
         else:
             raise ValidationError(gettext("Elige una de las opciones que se ofrecen."), code="option")
         if key != WITHDRAW and kind.stays_open is not None and kind.stays_open(locked):

@@ -254,10 +254,13 @@ class DeadlineKind:
     actor)``: what the direction may do once it passed, ``[(key, label)]``,
     as the rules of the campaign's game allow, never an action the player
     did not choose (what a character may do without its player: hold its
-    action, not react, let a request close); ``settle(deadline, key, actor)``:
-    carry one out inside the caller's transaction and return the sentence
-    recorded (``Deadline.settlement``); raises ``django.core.exceptions.
-    ValidationError`` with a Spanish message when it no longer applies.
+    action, not react, let a request close); ``settle(deadline, key, actor,
+    client_seed=None)``: carry one out inside the caller's transaction and
+    return the sentence recorded (``Deadline.settlement``); an option that
+    rolls dice draws them with ``client_seed``, the seed the direction's
+    browser sent (rollog/v1 §3.3; None without JavaScript); raises
+    ``django.core.exceptions.ValidationError`` with a Spanish message when it
+    no longer applies.
 
     Optional hooks, each with a default that needs nothing from the kind:
     ``urls(deadlines)``: ``{deadline id: url}`` for many at once in a
@@ -275,7 +278,7 @@ class DeadlineKind:
     awaited: Callable[[Any], list]
     url: Callable[[Any], str]
     options: Callable[[Any, Any], list[tuple[str, str]]]
-    settle: Callable[[Any, str, Any], str]
+    settle: Callable[..., str]
     urls: Callable[[list], dict[int, str]] | None = None
     moved: Callable[[Any], None] | None = None
     stays_open: Callable[[Any], bool] | None = None

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from crispy_forms.helper import FormHelper
 from django import forms
+from django.core.validators import RegexValidator
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
+from accounts.limits import HiddenErrorsShown
 from accounts.models import User
 from campaigns import deadlines
 from campaigns.models import Campaign, Deadline, Membership
@@ -24,11 +26,27 @@ class SceneDeadlineForm(forms.Form):
         self.helper.form_tag = False
 
 
-class SettleForm(forms.Form):
+class SettleForm(HiddenErrorsShown, forms.Form):
     """What to do with a deadline that passed: one of its kind's options,
     more time (with a new date) or withdrawing it."""
 
     choice = forms.ChoiceField(label=gettext_lazy("Qué hacer"), widget=forms.RadioSelect)
+    # An option that rolls (a HITOS activation taken as accepted) draws its
+    # dice with this seed from the direction's browser (rollog/v1 §3.3),
+    # filled by static/js/client-seed.js; empty without JavaScript.
+    client_seed = forms.CharField(
+        required=False,
+        widget=forms.HiddenInput(attrs={"data-client-seed": "true"}),
+        strip=False,
+        validators=[
+            RegexValidator(
+                r"\A[0-9A-Za-z_-]{1,64}\Z",
+                gettext_lazy(
+                    "La semilla del navegador no es válida: de 1 a 64 letras, cifras, guiones o guiones bajos."
+                ),
+            )
+        ],
+    )
 
     def __init__(self, *args, deadline: Deadline, actor, **kwargs):
         super().__init__(*args, **kwargs)

@@ -140,7 +140,12 @@ def deadline_settle(request: HtmxHttpRequest, slug: str, deadline_id: int) -> Ht
                 deadlines.deadline_withdraw(deadline=deadline, actor=request.user)
                 done = _("Plazo retirado.")
             else:
-                deadlines.deadline_settle(deadline=deadline, key=choice, actor=request.user)
+                deadlines.deadline_settle(
+                    deadline=deadline,
+                    key=choice,
+                    actor=request.user,
+                    client_seed=form.cleaned_data["client_seed"] or None,
+                )
                 done = _("Plazo resuelto.")
         except ValidationError as exc:
             error = " ".join(exc.messages)

@@ -446,6 +446,24 @@ def _retry(slot: _Slot, user, *, same: Callable[[RollEntry], bool]) -> RollEntry
     return entry
 
 
+def earlier_entry(*, campaign: Campaign, user, client_seed: str | None) -> RollEntry | None:
+    """The entry a browser seed already made in ``campaign``, if any.
+
+    The client seed is the idempotency key (rollog/v1 §3.3): a game action
+    that pays for a re-roll or an extension (a drama point, a push's
+    condition, a hero point) looks its seed up here first, under the lock it
+    takes on the roll, and on a retried form shows what the first request
+    did instead of paying and drawing again. A seed someone else used is
+    refused, as the log would refuse it.
+    """
+    if not client_seed:
+        return None
+    entry = RollEntry.objects.filter(campaign=campaign, client_seed=client_seed).first()
+    if entry is not None and entry.user_id != getattr(user, "pk", None):
+        raise ValidationError(_("Esa semilla ya se usó en otra tirada."), code="client_seed_used")
+    return entry
+
+
 def _purpose(text: str) -> str:
     purpose = rollog.normalise_purpose(text or "")
     if len(purpose) > PURPOSE_MAX_LENGTH:

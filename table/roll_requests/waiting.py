@@ -109,7 +109,7 @@ def options(deadline: Deadline, actor) -> list[tuple[str, str]]:
     return [(CLOSE, _("Cerrar sin respuesta"))]
 
 
-def settle(deadline: Deadline, key: str, actor) -> str:
+def settle(deadline: Deadline, key: str, actor, client_seed: str | None = None) -> str:
     if key != CLOSE:
         raise ValidationError(_("Esa opción no existe para una petición de tirada."), code="option")
     return services.request_close_unanswered(deadline=deadline, actor=actor)

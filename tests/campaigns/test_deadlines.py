@@ -250,7 +250,7 @@ def test_a_deadline_not_yet_passed_or_an_unknown_option_is_refused_and_nothing_c
 
 
 def test_a_kind_that_refuses_its_option_changes_nothing(table, monkeypatch):
-    def refuse(deadline, key, actor):
+    def refuse(deadline, key, actor, client_seed=None):
         raise ValidationError("La petición ya se respondió.")
 
     kind = extensions.deadline_kind("scene")

@@ -49,11 +49,13 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.db import connection
 from django.test import Client
 from django.urls import reverse
+from django.utils import timezone
 
 from accounts.forms import BackgroundPasswordResetForm, LoginForm, ProfileForm, SignUpForm
 from accounts.limits import max_length_of
 from accounts.models import User
 from campaigns import absences as campaign_absences
+from campaigns import deadlines as campaign_deadlines
 from campaigns import notify
 from campaigns import services as campaign_services
 from campaigns.forms import (
@@ -71,7 +73,7 @@ from campaigns.forms import (
 )
 from campaigns.forms_absences import AbsenceForm, ConsentForm
 from campaigns.forms_waiting import NudgeForm, SceneDeadlineForm, SettleForm
-from campaigns.models import Absence, Campaign, Membership, Post, Role, Scene, SceneRead
+from campaigns.models import Absence, Campaign, Deadline, Membership, Post, Role, Scene, SceneRead
 from campaigns.permissions import campaign_access
 from rolls import services as roll_services
 from rolls.forms import CLIENT_SEED_MAX_LENGTH, CLIENT_SEED_MESSAGE, FreeRollForm
@@ -194,6 +196,20 @@ class World(PlayWorld):
             scene=None,
             reason="De viaje.",
         )
+
+    @cached_property
+    def passed_deadline(self) -> Deadline:
+        """The scene's deadline, passed an hour ago: the direction settles it."""
+        deadline = campaign_deadlines.set_deadline(
+            campaign=self.campaign,
+            scene=self.scene,
+            kind=campaign_deadlines.SCENE,
+            target_id=self.scene.pk,
+            due_at=timezone.now() + timedelta(days=2),
+            actor=self.gm,
+        )
+        Deadline.objects.filter(pk=deadline.pk).update(due_at=timezone.now() - timedelta(hours=1))
+        return deadline
 
     @cached_property
     def applicant(self):
@@ -1457,6 +1473,17 @@ FORMS: dict[type[forms.BaseForm], tuple[Target, ...]] = {
             numbers=("modifier",),
         ),
     ),
+    # Issue 18: an option that rolls draws its dice with the direction's browser seed.
+    SettleForm: (
+        Target(
+            "campaigns:deadline-settle",
+            lambda w: w.url("campaigns:deadline-settle", w.passed_deadline.pk),
+            "gm",
+            lambda w: {"choice": "continue", "client_seed": client_seed()},
+            lambda w: SettleForm(deadline=w.passed_deadline, actor=w.gm),
+            text=("client_seed",),
+        ),
+    ),
     ShiftForm: (
         Target(
             "hitos:combat-attack-shift",
@@ -2186,7 +2213,6 @@ NOT_TYPED = {
     # clocks: tests/campaigns/test_deadlines.py) and whom to nudge.
     ConsentForm: "a choice",
     SceneDeadlineForm: "a date and a choice",
-    SettleForm: "choices and a date",
     NudgeForm: "a choice of member",
     RoundDeadlineForm: "a date and a choice",
     vaesen_combat.TurnDeadlineForm: "a date and a choice",
@@ -2281,6 +2307,7 @@ NOT_STORED_WHOLE = {
     (TablePostForm, "answer_seed"): "it only seeds the answer to a GM's request",
     (OpposedStartForm, "client_seed"): "each round's seed is made from its first 56 characters",
     (SearchForm, "q"): "a search stores nothing",
+    (SettleForm, "client_seed"): "only an option that rolls stores it, in its roll (the scene's does not roll)",
     # See test_a_vaesen_injury_table_of_36_rows_at_their_limits_is_saved.
     (vaesen_options_forms.VaesenOptionsForm, "injuries_physical"): "read into rows, each stored as a JSON list",
     (vaesen_options_forms.VaesenOptionsForm, "injuries_mental"): "read into rows, each stored as a JSON list",

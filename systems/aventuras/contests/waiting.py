@@ -131,7 +131,7 @@ def options(deadline: Deadline, actor) -> list[tuple[str, str]]:
     return [(DECLINE, _("%(name)s no reacciona (A14: las reacciones son opcionales)") % {"name": reaction.target.name})]
 
 
-def settle(deadline: Deadline, key: str, actor) -> str:
+def settle(deadline: Deadline, key: str, actor, client_seed: str | None = None) -> str:
     if key != DECLINE:
         raise ValidationError(_("Esa opción no existe para una reacción."), code="option")
     return reactions.decline_unanswered(deadline=deadline, actor=actor)

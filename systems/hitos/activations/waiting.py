@@ -144,7 +144,7 @@ def options(deadline: Deadline, actor) -> list[tuple[str, str]]:
     return [(ACCEPT, _("Darla por aceptada: se repite la tirada y el personaje gana el punto (H22)"))]
 
 
-def settle(deadline: Deadline, key: str, actor) -> str:
+def settle(deadline: Deadline, key: str, actor, client_seed: str | None = None) -> str:
     if key != ACCEPT:
         raise ValidationError(_("Esa opción no existe para una activación pendiente."), code="option")
     return services.settle_unanswered(deadline=deadline, actor=actor)

@@ -173,7 +173,7 @@ def options(deadline: Deadline, actor) -> list[tuple[str, str]]:
     return found
 
 
-def settle(deadline: Deadline, key: str, actor) -> str:
+def settle(deadline: Deadline, key: str, actor, client_seed: str | None = None) -> str:
     """Carry out one option (inside the caller's transaction)."""
     action, _sep, combatant_id = key.partition(":")
     chosen = {str(c.pk): c for c in _awaited_combatants(deadline)}.get(combatant_id)

@@ -167,7 +167,7 @@ def options(deadline: Deadline, actor) -> list[tuple[str, str]]:
     ]
 
 
-def settle(deadline: Deadline, key: str, actor) -> str:
+def settle(deadline: Deadline, key: str, actor, client_seed: str | None = None) -> str:
     """«Sin reacción», as the direction: the action is rolled and settled
     (``services.react``), inside the caller's transaction."""
     action = _open_action(deadline)

@@ -116,7 +116,7 @@ def options(deadline: Deadline, actor) -> list[tuple[str, str]]:
     return [(PASS, _("%(name)s no hace nada este turno: pasa el turno") % {"name": turn.character.name})]
 
 
-def settle(deadline: Deadline, key: str, actor) -> str:
+def settle(deadline: Deadline, key: str, actor, client_seed: str | None = None) -> str:
     turn = _turn(deadline)
     if key != PASS or turn is None:
         raise ValidationError(_("El combate ya no espera a ese personaje: elige otra opción."), code="option")

@@ -202,7 +202,7 @@ class ChachiForm(forms.Form):
     position = forms.IntegerField(
         label=_("Dado"), min_value=1, max_value=verify_roll.MAX_DICE, error_messages=POSITION_MESSAGES
     )
-    client_seed = client_seed_field()
+    client_seed = client_seed_field(marked=True)
 
 
 class RerollForm(forms.Form):
@@ -218,7 +218,7 @@ class RerollForm(forms.Form):
         },
     )
     with_experience = forms.BooleanField(label=_("Pagar con 2 PX"), required=False)
-    client_seed = client_seed_field()
+    client_seed = client_seed_field(marked=True)
 
     def __init__(self, *args, values=(), **kwargs):
         super().__init__(*args, **kwargs)

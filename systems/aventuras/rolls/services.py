@@ -37,7 +37,7 @@ from campaigns.models import Campaign
 from campaigns.permissions import campaign_access
 from rolls import rollog
 from rolls.models import RollEntry
-from rolls.services import Reader, extend_append, reroll_append, roll_append
+from rolls.services import Reader, earlier_entry, extend_append, reroll_append, roll_append
 from rules import aventuras
 from rules.aventuras import HeroSpend
 from sheets.models import Character
@@ -686,7 +686,8 @@ def lock_table_roll(table_roll: TableRoll) -> TableRoll:
     )
 
 
-def _locked_for_chain(table_roll: TableRoll, user) -> TableRoll:
+def _locked_to_act(table_roll: TableRoll, user) -> TableRoll:
+    """The roll's row locked, once ``user`` may act on it (final or not)."""
     tr = lock_table_roll(table_roll)
     if not is_aventuras(tr.latest):
         raise ValidationError(_("Esta tirada no es de Hora de Aventuras."), code="not_aventuras")
@@ -696,11 +697,48 @@ def _locked_for_chain(table_roll: TableRoll, user) -> TableRoll:
             _("Solo quien hizo la tirada (o la dirección, con sus personajes) decide qué hacer con ella."),
             code="not_yours",
         )
+    return tr
+
+
+def _refuse_final(tr: TableRoll) -> None:
     if is_final(tr):
         raise ValidationError(
             _("La tirada ya está cerrada: su resultado es definitivo y no se puede cambiar."), code="final"
         )
+
+
+def _locked_for_chain(table_roll: TableRoll, user) -> TableRoll:
+    tr = _locked_to_act(table_roll, user)
+    _refuse_final(tr)
     return tr
+
+
+def _is_version_of(tr: TableRoll, entry: RollEntry) -> bool:
+    """Whether ``entry`` is one of ``tr``'s versions: its parents lead back
+    to the roll's first version (a step per query; only a retry asks)."""
+    parent_id = entry.parent_id
+    while parent_id is not None:
+        if parent_id == tr.first_id:
+            return True
+        parent_id = RollEntry.objects.filter(pk=parent_id).values_list("parent_id", flat=True).first()
+    return False
+
+
+def _earlier_step(tr: TableRoll, user, client_seed: str | None, kind: str) -> RollEntry | None:
+    """The step (a conversion's ``extend``, a hero re-roll's ``reroll``)
+    ``client_seed`` already made of ``tr``: a retried form, the browser seed
+    being the idempotency key (rollog/v1 §3.3). None for a seed not used yet;
+    a seed used for anything else (another roll, another step, another
+    user's) is refused in Spanish. The caller holds the roll's lock, so a
+    retry racing the first request waits for it and finds its entry; it is
+    recognised before the refusals the first request's step now causes
+    (the roll closed, the 6 converted, the hero point's use this turn)."""
+    earlier = earlier_entry(campaign=tr.campaign, user=user, client_seed=client_seed)
+    if earlier is None:
+        return None
+    if earlier.kind == kind and _is_version_of(tr, earlier):
+        return earlier
+    raise ValidationError(_("Esa semilla ya se usó en otra tirada."), code="client_seed_used")
 
 
 def _fields_of(entry: RollEntry) -> dict[str, Any]:
@@ -730,9 +768,14 @@ def convert(*, table_roll: TableRoll, user, position: int, client_seed: str | No
     one die: an ``extend`` entry of 1d6 whose signed ``converted`` names the
     position. A chachi on the added die may be converted again. Refused in
     Spanish, nothing changed, when the die is not an open 6 or the roll is
-    final."""
+    final. A retried form (the same browser ``client_seed``) returns the
+    conversion it made, nothing done again."""
     with transaction.atomic():
-        tr = _locked_for_chain(table_roll, user)
+        tr = _locked_to_act(table_roll, user)
+        earlier = _earlier_step(tr, user, client_seed, RollEntry.Kind.EXTEND)
+        if earlier is not None:
+            return earlier
+        _refuse_final(tr)
         refusal = _chachi_refusal(tr, position)
         if refusal is not None:
             raise ValidationError(refusal, code="position")
@@ -787,9 +830,15 @@ def hero_reroll(
     transaction through the ledger, which refuses a second re-roll this
     turn (A24) or a point the character does not have. Never on an extended
     version (roll-verification "Not fixed here"), never a die spent on a
-    narrative effect (A12)."""
+    narrative effect (A12). A retried form (the same browser
+    ``client_seed``) returns the re-roll it made: no second point, no
+    second ledger line."""
     with transaction.atomic():
-        tr = _locked_for_chain(table_roll, user)
+        tr = _locked_to_act(table_roll, user)
+        earlier = _earlier_step(tr, user, client_seed, RollEntry.Kind.REROLL)
+        if earlier is not None:
+            return earlier
+        _refuse_final(tr)
         values = tr.facts.get("values") or []
         chosen = sorted(set(positions))
         if not chosen:

@@ -7,7 +7,8 @@ from crispy_forms.layout import Submit
 from django import forms
 from django.utils.translation import gettext_lazy as _
 
-from accounts.limits import LIMIT_MESSAGES, text_field
+from accounts.limits import LIMIT_MESSAGES, HiddenErrorsShown, text_field
+from rolls.forms import client_seed_field
 from sheets.models import SheetEvent
 from systems.hitos.activations.services import FREE_TEXT, AspectOption, narrative_exhaust_options
 from systems.hitos.models import Activation, Aspect
@@ -42,9 +43,12 @@ def aspect_initial(aspects: list[AspectOption]) -> str:
     return ""
 
 
-class PositiveActivationForm(forms.Form):
+class PositiveActivationForm(HiddenErrorsShown, forms.Form):
     aspect = forms.ChoiceField(label=_("Aspecto que activas"), error_messages={"required": ASPECT_REQUIRED})
     payment = forms.ChoiceField(label=_("Cómo pagas"), widget=forms.RadioSelect)
+    # The re-roll's browser seed (rollog/v1 §3.3), and the key that makes a
+    # retried form return the first activation instead of paying again.
+    client_seed = client_seed_field(marked=True)
 
     def __init__(self, *args, aspects: list[AspectOption], payments: list[tuple[str, str]], **kwargs):
         super().__init__(*args, **kwargs)

@@ -28,6 +28,8 @@ from django.utils.translation import gettext as _
 from campaigns import deadlines
 from campaigns.models import Campaign, Deadline, ModerationAction, ModerationLog
 from campaigns.permissions import Access, campaign_access
+from rolls.models import RollEntry
+from rolls.services import earlier_entry
 from rules import hitos, hitos_drama
 from rules.hitos_drama import BANK, Transfer
 from rules.probability import reroll_success_probability
@@ -225,6 +227,24 @@ def _rule(call, *args, **kwargs):
         raise ValidationError(str(exc)) from None
 
 
+def _retried(campaign: Campaign, *, user, client_seed: str | None, candidates) -> Activation | None:
+    """The activation a retried form already made (rollog/v1 §3.3: the
+    client seed is the idempotency key), or None for a seed not used yet.
+
+    Called first, under the lock the action takes on the roll: when the seed
+    already re-rolled one of ``candidates`` (the activations this request
+    could have made), that activation is the answer, and nothing is paid,
+    exhausted, drawn or re-read again. A seed that made anything else
+    (another roll, another activation, someone else's roll) is refused."""
+    entry = earlier_entry(campaign=campaign, user=user, client_seed=client_seed)
+    if entry is None:
+        return None
+    found = candidates.filter(reroll=entry).first() if entry.kind == RollEntry.Kind.REROLL else None
+    if found is None:
+        raise ValidationError(_("Esa semilla ya se usó en otra tirada."), code="client_seed_used")
+    return found
+
+
 def reroll_chances(table_roll: TableRoll, reading: hitos.Reading) -> list[tuple[str, Fraction]] | None:
     """The exact chance of success after re-rolling each set of dice (H14,
     H18), for the form; None when there is no known difficulty."""
@@ -251,14 +271,19 @@ def reroll_chances(table_roll: TableRoll, reading: hitos.Reading) -> list[tuple[
 # --- Positive activation -------------------------------------------------------------
 
 
-def activate_positive(*, table_roll: TableRoll, user, aspect_choice: str, positions, payment: str) -> Activation:
+def activate_positive(
+    *, table_roll: TableRoll, user, aspect_choice: str, positions, payment: str, client_seed: str | None = None
+) -> Activation:
     """H13–H16 — re-roll the chosen dice of the roll's latest version, read
     positively (H15), paying 1 drama point, exhausting an own aspect (H27) or,
     with an arcane skill, taking +1 Degeneración (H92).
 
     Side effects, all in one transaction: the activator's drama point (or the
     GM's pool) with its ``SheetEvent``, or the aspect exhausted, or the
-    Degeneración gained; a signed ``reroll`` entry; the ``Activation`` row.
+    Degeneración gained; a signed ``reroll`` entry drawn with ``client_seed``
+    (the browser's; None without JavaScript: the server's); the
+    ``Activation`` row. The same seed sent again (a retried form) returns
+    the activation it made, and nothing more is paid or drawn.
     """
     if payment not in POSITIVE_PAYMENTS:
         raise ValidationError(_("Elige cómo pagas la activación."), code="payment")
@@ -267,6 +292,10 @@ def activate_positive(*, table_roll: TableRoll, user, aspect_choice: str, positi
         tr = lock_table_roll(table_roll)
         access = campaign_access(user, tr.campaign)
         character = positive_activator(tr, user, access)
+        earlier = _retried(tr.campaign, user=user, client_seed=client_seed, candidates=_positives(tr, user))
+        if earlier is not None:
+            table_roll.latest = tr.latest
+            return earlier
         _refuse_state(tr)
         option = _chosen(
             aspect_options(table_roll=tr, activator=character, negative=False, is_gm=access.is_gm),
@@ -308,6 +337,7 @@ def activate_positive(*, table_roll: TableRoll, user, aspect_choice: str, positi
             target_user=tr.owner if tr.owner_id != user.pk else None,
             paid_by=user,
             payment=stored_payment,
+            client_seed=client_seed,
         )
         activation = Activation(
             campaign=tr.campaign,
@@ -331,6 +361,18 @@ def activate_positive(*, table_roll: TableRoll, user, aspect_choice: str, positi
         activation.save()
     table_roll.latest = tr.latest
     return activation
+
+
+def _positives(tr: TableRoll, user):
+    return Activation.objects.filter(table_roll=tr, kind=Activation.Kind.POSITIVE, activator=user)
+
+
+def earlier_positive(*, table_roll: TableRoll, user, client_seed: str | None) -> Activation | None:
+    """The positive activation a retried form already made on this roll
+    with ``client_seed``, read before the form is checked again (its aspect
+    may be exhausted by then); ``activate_positive`` asks again under the
+    lock. Raises ``ValidationError`` for a seed used for anything else."""
+    return _retried(table_roll.campaign, user=user, client_seed=client_seed, candidates=_positives(table_roll, user))
 
 
 def _exhaust(aspect_pk: int, *, user, reason: str) -> Aspect:
@@ -508,19 +550,27 @@ def _give_deadline(activation: Activation, tr: TableRoll, *, user) -> None:
     )
 
 
-def _locked_pending(activation: Activation) -> Activation:
+def _locked_pending(activation: Activation, *, pending: bool = True) -> Activation:
+    """The activation's row, locked; refused once answered unless
+    ``pending`` is False (the caller checks that itself, after a retry's)."""
     locked = (
         Activation.objects.select_for_update(of=("self",))
         .select_related("campaign", "activator_character", "target_character", "activator")
         .get(pk=activation.pk)
     )
-    if locked.status != Activation.Status.PENDING:
-        raise ValidationError(_("Esa activación ya tiene respuesta."), code="answered")
+    if pending:
+        _still_pending(locked)
     return locked
 
 
-def _decide(activation: Activation, *, user, accept: bool) -> Activation:
-    """Resolve a pending activation (the caller holds the locks)."""
+def _still_pending(activation: Activation) -> None:
+    if activation.status != Activation.Status.PENDING:
+        raise ValidationError(_("Esa activación ya tiene respuesta."), code="answered")
+
+
+def _decide(activation: Activation, *, user, accept: bool, client_seed: str | None = None) -> Activation:
+    """Resolve a pending activation (the caller holds the locks); an
+    accepted negative one re-rolls with ``client_seed``."""
     options = campaign_options(activation.campaign)
     activator = side_for(activation.activator_character)
     target = side_for(activation.target_character)
@@ -542,6 +592,7 @@ def _decide(activation: Activation, *, user, accept: bool) -> Activation:
             target_user=tr.owner,
             paid_by=activation.activator,
             payment=activation.payment,
+            client_seed=client_seed,
         )
     else:
         # H22 — cancelling costs the owner a point; the activator gets theirs back and that one.
@@ -590,32 +641,43 @@ def _move(activation: Activation, transfers, *, user, reason: str) -> None:
         raise ValidationError(exc.messages[0], code="no_points") from None
 
 
-def activation_answer(*, activation: Activation, user, accept: bool) -> Activation:
+def _accepted(activation: Activation):
+    return Activation.objects.filter(pk=activation.pk, kind=Activation.Kind.NEGATIVE)
+
+
+def activation_answer(*, activation: Activation, user, accept: bool, client_seed: str | None = None) -> Activation:
     """The target's answer to a pending negative (H22, H25) or narrative (H23)
-    activation: accept (+1 point, and the negative re-roll) or cancel (pay 1
-    point to the activator, who also gets theirs back). Refusing a narrative
-    element gives the activator back what they paid (K15), the point or the
-    exhausted aspect (K17)."""
+    activation: accept (+1 point, and the negative re-roll, drawn with
+    ``client_seed``) or cancel (pay 1 point to the activator, who also gets
+    theirs back). Refusing a narrative element gives the activator back what
+    they paid (K15), the point or the exhausted aspect (K17). An acceptance
+    sent again with the same seed (a retried form) returns the activation
+    as the first one left it, and nothing more is paid or drawn."""
     with transaction.atomic():
         if activation.table_roll_id:
             lock_table_roll(activation.table_roll)
-        locked = _locked_pending(activation)
+        locked = _locked_pending(activation, pending=False)
         if locked.table_roll_id:
             locked.table_roll = TableRoll.objects.select_related("campaign", "latest", "owner", "post").get(
                 pk=locked.table_roll_id
             )
         if not may_answer(locked, user, campaign_access(user, locked.campaign)):
             raise PermissionDenied(_("Solo el jugador afectado responde a esta activación."))
-        decided = _decide(locked, user=user, accept=accept)
+        if accept and locked.table_roll_id:
+            earlier = _retried(locked.campaign, user=user, client_seed=client_seed, candidates=_accepted(locked))
+            if earlier is not None:
+                return earlier
+        _still_pending(locked)
+        decided = _decide(locked, user=user, accept=accept, client_seed=client_seed)
         if decided.kind == Activation.Kind.NEGATIVE:
             deadlines.withdraw(DEADLINE_KIND, decided.pk, now=decided.decided_at)
         return decided
 
 
-def answer_negative(*, activation: Activation, user, accept: bool) -> Activation:
+def answer_negative(*, activation: Activation, user, accept: bool, client_seed: str | None = None) -> Activation:
     if activation.kind != Activation.Kind.NEGATIVE:
         raise ValidationError(_("Esa activación no es en contra de una tirada."))
-    return activation_answer(activation=activation, user=user, accept=accept)
+    return activation_answer(activation=activation, user=user, accept=accept, client_seed=client_seed)
 
 
 def answer_narrative(*, activation: Activation, user, accept: bool) -> Activation:
@@ -624,7 +686,7 @@ def answer_narrative(*, activation: Activation, user, accept: bool) -> Activatio
     return activation_answer(activation=activation, user=user, accept=accept)
 
 
-def settle_negative(*, activation: Activation, user) -> Activation:
+def settle_negative(*, activation: Activation, user, client_seed: str | None = None) -> Activation:
     """The GM settles a pending activation nobody answered in time: it counts
     as accepted (the campaign's ``activation_deadline_hours`` table setting).
 
@@ -633,20 +695,38 @@ def settle_negative(*, activation: Activation, user) -> Activation:
     (the deadline's record, the moderation log row, the player told; the
     activation itself through ``settle_unanswered``). A roll outside any
     scene has no campaign deadline: it is settled here on the activation's
-    own date, with its moderation log row too."""
+    own date, with its moderation log row too.
+
+    The re-roll is drawn with ``client_seed``; the same seed sent again (a
+    retried form) returns the activation as the first request left it."""
     if not campaign_access(user, activation.campaign).is_gm:
         raise PermissionDenied(_("Solo la dirección resuelve activaciones pendientes."))
+    retried = {"user": user, "client_seed": client_seed, "candidates": _accepted(activation)}
+    earlier = _retried(activation.campaign, **retried)
+    if earlier is not None:
+        return earlier
     deadline = (
         Deadline.objects.open()
         .filter(kind=DEADLINE_KIND, target_id=activation.pk, campaign_id=activation.campaign_id)
         .first()
     )
     if deadline is not None:
-        deadlines.deadline_settle(deadline=deadline, key=SETTLE_ACCEPT, actor=user)
+        try:
+            deadlines.deadline_settle(deadline=deadline, key=SETTLE_ACCEPT, actor=user, client_seed=client_seed)
+        except ValidationError:
+            # The same form sent twice at once: the twin, first to lock the
+            # deadline, settled it with this seed; its answer is this one's.
+            earlier = _retried(activation.campaign, **retried)
+            if earlier is not None:
+                return earlier
+            raise
         return Activation.objects.get(pk=activation.pk)
     with transaction.atomic():
         if activation.table_roll_id:
             lock_table_roll(activation.table_roll)
+        earlier = _retried(activation.campaign, **retried)
+        if earlier is not None:
+            return earlier
         locked = _locked_pending(activation)
         if locked.table_roll_id:
             locked.table_roll = TableRoll.objects.select_related("campaign", "latest", "owner", "post").get(
@@ -654,7 +734,7 @@ def settle_negative(*, activation: Activation, user) -> Activation:
             )
         if not is_overdue(locked):
             raise ValidationError(_("El plazo para responder aún no ha vencido."), code="deadline")
-        decided = _decide(locked, user=user, accept=True)
+        decided = _decide(locked, user=user, accept=True, client_seed=client_seed)
         ModerationLog.objects.create(
             campaign=decided.campaign,
             actor=user,
@@ -675,27 +755,34 @@ def _settled_sentence(activation: Activation, user) -> str:
     }
 
 
-def settle_unanswered(*, deadline: Deadline, actor) -> str:
+def settle_unanswered(*, deadline: Deadline, actor, client_seed: str | None = None) -> str:
     """The campaign's deadline of a pending negative activation passed and
-    the direction settles it: it counts as accepted (the re-roll is made,
-    the target gains the point, H22), as ``settle_negative``. Inside the
-    caller's transaction, which records the deadline as settled. Returns the
-    sentence recorded."""
+    the direction settles it: it counts as accepted (the re-roll is made
+    with ``client_seed``, the target gains the point, H22), as
+    ``settle_negative``. Inside the caller's transaction, which records the
+    deadline as settled. Returns the sentence recorded; for a seed that
+    already settled this activation (a retry), the same sentence, with
+    nothing paid or drawn again."""
     activation = Activation.objects.filter(pk=deadline.target_id, campaign_id=deadline.campaign_id).first()
     if activation is None:
         raise ValidationError(_("Esa activación ya no existe."), code="gone")
     if activation.table_roll_id:
         lock_table_roll(activation.table_roll)
-    locked = _locked_pending(activation)
+    locked = _locked_pending(activation, pending=False)
     if locked.table_roll_id:
         locked.table_roll = TableRoll.objects.select_related("campaign", "latest", "owner", "post").get(
             pk=locked.table_roll_id
         )
     if not campaign_access(actor, locked.campaign).is_gm:
         raise ValidationError(_("Solo la dirección resuelve activaciones pendientes."), code="gm")
+    if locked.table_roll_id:
+        earlier = _retried(locked.campaign, user=actor, client_seed=client_seed, candidates=_accepted(locked))
+        if earlier is not None:
+            return _settled_sentence(earlier, actor)
+    _still_pending(locked)
     if timezone.now() < deadline.due_at:
         raise ValidationError(_("El plazo para responder aún no ha vencido."), code="deadline")
-    decided = _decide(locked, user=actor, accept=True)
+    decided = _decide(locked, user=actor, accept=True, client_seed=client_seed)
     return _settled_sentence(decided, actor)
 
 

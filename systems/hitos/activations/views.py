@@ -23,6 +23,7 @@ from campaigns.access import campaign_for
 from campaigns.models import Campaign
 from campaigns.permissions import Access
 from hitos_site.htmx import HtmxHttpRequest, after_action, form_again, page_or_fragment, wants_fragment
+from rolls.forms import client_seed_field
 from rules import hitos
 from sheets.models import Character, SheetEvent
 from systems.hitos.activations import services as activations
@@ -83,6 +84,13 @@ def _positions(request: HttpRequest) -> list[int] | HttpResponse:
         return HttpResponseBadRequest(" ".join(exc.messages), content_type="text/plain; charset=utf-8")
 
 
+def _client_seed(request: HttpRequest) -> str | None:
+    """The re-roll's browser seed sent by a card's button (rollog/v1 §3.3),
+    checked as every seed field is; None without JavaScript (the server's
+    seed). Raises ``ValidationError`` with the Spanish message."""
+    return client_seed_field().clean(request.POST.get("client_seed", "")) or None
+
+
 def _dice(table_roll: TableRoll, chosen: list[str]) -> list[dict]:
     return [
         {"position": position, "value": value, "label": label, "checked": str(position) in chosen}
@@ -128,18 +136,25 @@ def activation_positive(request: HtmxHttpRequest, table_roll_id: int) -> HttpRes
             return positions
         chosen = [str(p) for p in positions]
         form = PositiveActivationForm(request.POST, aspects=options, payments=payments)
-        if form.is_valid():
-            try:
-                activations.activate_positive(
+        try:
+            # A retried form (its seed already re-rolled this roll) shows what
+            # the first one did, even if its aspect is now exhausted.
+            done = activations.earlier_positive(
+                table_roll=table_roll, user=request.user, client_seed=request.POST.get("client_seed") or None
+            )
+            if done is None and form.is_valid():
+                done = activations.activate_positive(
                     table_roll=table_roll,
                     user=request.user,
                     aspect_choice=form.cleaned_data["aspect"],
                     positions=positions,
                     payment=form.cleaned_data["payment"],
+                    client_seed=form.cleaned_data["client_seed"] or None,
                 )
-            except ValidationError as exc:
-                form.add_error(None, exc)
-            else:
+        except ValidationError as exc:
+            form.add_error(None, exc)
+        else:
+            if done is not None:
                 return after_action(
                     request,
                     fragment=lambda _error: _card(request, table_roll, access),
@@ -228,13 +243,17 @@ def _after_answer(request: HtmxHttpRequest, activation: Activation, access: Acce
 @login_required
 @require_POST
 def activation_answer(request: HtmxHttpRequest, activation_id: int) -> HttpResponse:
-    """H22/H23/H25 — the affected player accepts (+1 point) or cancels (−1)."""
+    """H22/H23/H25 — the affected player accepts (+1 point) or cancels (−1).
+    Accepting a negative activation re-rolls with the browser seed the
+    button's form carries; the same seed sent again shows the same card."""
     activation, access = activation_for(request, activation_id)
     answer = request.POST.get("respuesta", "")
     if answer not in ("aceptar", "cancelar"):
         return HttpResponseBadRequest(_("Responde «aceptar» o «cancelar»."), content_type="text/plain; charset=utf-8")
     try:
-        activations.activation_answer(activation=activation, user=request.user, accept=answer == "aceptar")
+        activations.activation_answer(
+            activation=activation, user=request.user, accept=answer == "aceptar", client_seed=_client_seed(request)
+        )
     except ValidationError as exc:
         return _after_answer(request, activation, access, error=" ".join(exc.messages))
     if not request.htmx:
@@ -245,12 +264,13 @@ def activation_answer(request: HtmxHttpRequest, activation_id: int) -> HttpRespo
 @login_required
 @require_POST
 def activation_settle(request: HtmxHttpRequest, activation_id: int) -> HttpResponse:
-    """The GM settles an unanswered activation after the deadline (as accepted)."""
+    """The GM settles an unanswered activation after the deadline (as
+    accepted), re-rolling with the browser seed the button's form carries."""
     activation, access = activation_for(request, activation_id)
     if not perms.can_manage(access):
         raise PermissionDenied(_("Solo la dirección resuelve activaciones pendientes."))
     try:
-        activations.settle_negative(activation=activation, user=request.user)
+        activations.settle_negative(activation=activation, user=request.user, client_seed=_client_seed(request))
     except ValidationError as exc:
         return _after_answer(request, activation, access, error=" ".join(exc.messages))
     if not request.htmx:

@@ -147,7 +147,7 @@ def options(deadline: Deadline, actor) -> list[tuple[str, str]]:
 def settle(deadline: Deadline, key: str, actor, client_seed: str | None = None) -> str:
     if key != ACCEPT:
         raise ValidationError(_("Esa opción no existe para una activación pendiente."), code="option")
-    return services.settle_unanswered(deadline=deadline, actor=actor)
+    return services.settle_unanswered(deadline=deadline, actor=actor, client_seed=client_seed)
 
 
 ACTIVATION_KIND = DeadlineKind(

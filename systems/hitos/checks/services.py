@@ -280,8 +280,12 @@ def table_reroll(
     """Re-roll ``positions`` (0–2) of the latest version, read with ``reading``
     (H15 positive, H19 negative); the table roll then points at the new entry,
     and an opposed round is read again (a tie the action does not allow gets
-    its tie-break, H9). Refused (``ValidationError``) when ``reroll_refusal``
-    says so. The caller holds the lock from ``lock_table_roll``."""
+    its tie-break, H9). ``client_seed`` is the browser's seed for the new
+    dice (rollog/v1 §3.3; None without JavaScript: the server makes one);
+    a tie-break it brings derives its rolls' seeds from it. Refused
+    (``ValidationError``) when ``reroll_refusal`` says so. The caller holds
+    the lock from ``lock_table_roll`` and, for a browser seed, has asked
+    ``rolls.services.earlier_entry`` first: a retry must not pay again."""
     refusal = reroll_refusal(table_roll)
     if refusal is not None:
         raise ValidationError(refusal, code="no_reroll")
@@ -317,7 +321,7 @@ def table_reroll(
     if table_roll.kind == TableRollKind.OPPOSED:
         from systems.hitos.opposed import services as opposed
 
-        opposed.after_reroll(table_roll, actor=user)
+        opposed.after_reroll(table_roll, actor=user, client_seed=client_seed)
     elif table_roll.kind == TableRollKind.METER:
         sheet_services.meter_reread(
             previous=parent, entry=entry, check=table_result(table_roll), facts=table_roll.facts, actor=user

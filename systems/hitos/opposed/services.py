@@ -181,10 +181,12 @@ def _setup_of(table_roll: TableRoll) -> CheckSetup:
     return CheckSetup(roll_modifier(table_roll), breakdown, game.get("what", ""))
 
 
-def after_reroll(table_roll: TableRoll, *, actor) -> OpposedRoll | None:
+def after_reroll(table_roll: TableRoll, *, actor, client_seed: str | None = None) -> OpposedRoll | None:
     """An aspect re-rolled one card of the last round: store what the round
     reads now and, if that is a tie the action does not allow, roll the
-    linked tie-break (H9). Runs inside the activation's transaction."""
+    linked tie-break (H9), its seeds derived from the re-roll's browser
+    ``client_seed`` as ``opposed_start`` derives a tie-break's (None: the
+    server's). Runs inside the activation's transaction."""
     row = (
         OpposedRoll.objects.select_for_update(of=("self",))
         .filter(Q(first=table_roll) | Q(second=table_roll))
@@ -211,6 +213,7 @@ def after_reroll(table_roll: TableRoll, *, actor) -> OpposedRoll | None:
         sides=[(row.first.character, _setup_of(row.first)), (row.second.character, _setup_of(row.second))],
         purpose=row.purpose,
         tie_allowed=row.tie_allowed,
+        client_seed=client_seed,
         previous=row,
         first_round=depth + 1,
     )

@@ -133,7 +133,7 @@ class PushForm(forms.Form):
             "invalid_choice": _("Ese estado no está libre: elige otro."),
         },
     )
-    client_seed = client_seed_field()
+    client_seed = client_seed_field(marked=True)
 
     def __init__(self, *args, free: list[str], **kwargs):
         super().__init__(*args, **kwargs)
@@ -153,4 +153,4 @@ class InjuryForm(forms.Form):
     """Roll the critical injury of a push that made the character Broken (V13):
     only the browser's seed."""
 
-    client_seed = client_seed_field()
+    client_seed = client_seed_field(marked=True)

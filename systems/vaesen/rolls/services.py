@@ -26,7 +26,7 @@ from django.utils.translation import gettext_lazy
 from campaigns.models import Campaign
 from rolls import rollog
 from rolls.models import RollEntry
-from rolls.services import Reader, reroll_append, roll_append
+from rolls.services import Reader, earlier_entry, reroll_append, roll_append
 from rules import vaesen
 from rules.dice import FixedDice
 from sheets.models import Character
@@ -471,6 +471,24 @@ def free_conditions(conditions: vaesen.Conditions, kind: vaesen.ConditionKind) -
     return [name for name in vaesen.CONDITION_NAMES[kind] if name not in marked]
 
 
+def earlier_push(table_roll: TableRoll, user, client_seed: str | None) -> RollEntry | None:
+    """The push ``client_seed`` already made of ``table_roll`` (a retried
+    form: the browser seed is the idempotency key, rollog/v1 §3.3), or None
+    for a seed not used yet. A seed used for anything else (another roll,
+    another user's) is refused in Spanish. The caller holds the table roll's
+    lock, so a retry racing the first request waits for it and finds its entry."""
+    earlier = earlier_entry(campaign=table_roll.campaign, user=user, client_seed=client_seed)
+    if earlier is None:
+        return None
+    if (
+        earlier.kind == RollEntry.Kind.REROLL
+        and earlier.parent_id == table_roll.first_id
+        and earlier.pk == table_roll.latest_id
+    ):
+        return earlier
+    raise ValidationError(_("Esa semilla ya se usó en otra tirada."), code="client_seed_used")
+
+
 def push(*, table_roll: TableRoll, user, condition: str = "", client_seed: str | None = None) -> RollEntry:
     """Push a failed test (V6): every die but the 6s re-rolled as a
     ``reroll`` entry of the log, and the condition of the attribute's kind
@@ -480,10 +498,15 @@ def push(*, table_roll: TableRoll, user, condition: str = "", client_seed: str |
     Side effects, in one transaction: the signed entry, the table roll
     pointing at it, and the sheet's conditions with their ``SheetEvent``.
     Refused (``ValidationError``, nothing changed) when ``push_refusal``
-    says so or the condition is not a free one.
+    says so or the condition is not a free one. A retried form (the same
+    browser ``client_seed``) returns the push it made, nothing paid again.
     """
     with transaction.atomic():
         tr = lock_table_roll(table_roll)
+        # A retry is recognised before the refusals: "ya se forzó" is its own push.
+        earlier = earlier_push(tr, user, client_seed)
+        if earlier is not None:
+            return earlier
         refusal = push_refusal(tr, user)
         if refusal is not None:
             raise ValidationError(refusal, code="no_push")
@@ -702,9 +725,17 @@ def roll_injury(*, table_roll: TableRoll, user, is_gm: bool, client_seed: str | 
     has a row for the value (``options.tables``), else left for the GM to
     name. Refused (``ValidationError``) when ``injury_refusal`` says
     so. Side effects, in one transaction: the signed entry, its table roll,
-    the injury and the push's facts."""
+    the injury and the push's facts. A retried form (the same browser
+    ``client_seed``) returns the injury it rolled, nothing recorded again."""
     with transaction.atomic():
         tr = lock_table_roll(table_roll)
+        earlier = earlier_entry(campaign=tr.campaign, user=user, client_seed=client_seed)
+        if earlier is not None:
+            # A retried form: the injury this seed rolled for this push, nothing recorded again.
+            injury = TableRoll.objects.filter(pk=tr.facts.get(INJURY), first=earlier).first()
+            if injury is None:
+                raise ValidationError(_("Esa semilla ya se usó en otra tirada."), code="client_seed_used")
+            return injury
         refusal = injury_refusal(tr, user, is_gm=is_gm)
         if refusal is not None:
             raise ValidationError(refusal, code="no_injury")

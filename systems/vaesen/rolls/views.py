@@ -87,7 +87,10 @@ def push(request: HtmxHttpRequest, table_roll_id: int) -> HttpResponse:
     form = PushForm(request.POST if request.method == "POST" else None, free=free)
     if request.method == "POST":
         error = refusal or ""
-        if not error and form.is_valid():
+        # With a browser seed the service is asked even when the roll looks
+        # pushed already: a retried form gets its own push back (the seed is
+        # the idempotency key), anything else the same refusal.
+        if form.is_valid() and (not error or form.cleaned_data["client_seed"]):
             try:
                 services.push(
                     table_roll=table_roll,

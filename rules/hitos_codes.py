@@ -17,6 +17,13 @@ DICE_CODES: tuple[str, ...] = ("m", "C", "M", "mC", "mM", "CM", "mCM")
 # Exact expected values of m, C and M on 3d10 (§4.2): 3.025, 5.5, 7.975.
 _EXPECTED = {"m": Fraction(3025, 1000), "C": Fraction(55, 10), "M": Fraction(7975, 1000)}
 _EXPECTED_D10 = Fraction(11, 2)
+# The roll a code reads: 3d10 (H1). Extra dice come after these three.
+ROLL_DICE = 3
+# H51 — "tantos dados adicionales como parezca apropiado": the engine caps
+# them so that the roll and its extra dice stay within the 100 dice a roll of
+# the signed log may have (rollog/v1 §3.4b) [ENGINE DEFAULT].
+MAX_EXTRA_DICE = 97
+EXTRA_DIE_FACES = 10
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,10 +71,34 @@ def parse_damage_code(code: str | DamageCode) -> DamageCode:
     if not plus:
         return DamageCode(dice=base)
     # H51 — extra direct-damage dice only exist above mCM.
-    count = extra.lower().removesuffix("d10").removesuffix("d")
-    if base != "mCM" or not count.isdigit() or int(count) < 1:
+    count = extra.strip().lower().removesuffix("d10").removesuffix("d")
+    if base != "mCM" or not (count.isascii() and count.isdigit()) or int(count) < 1:
         raise _unknown(code)
+    if int(count) > MAX_EXTRA_DICE:
+        raise ValueError(f"Demasiados dados adicionales en {text!r}: como mucho mCM+{MAX_EXTRA_DICE}d10.")
     return DamageCode(dice=base, extra_dice=int(count))
+
+
+def extra_dice_spec(code: str | DamageCode) -> str:
+    """H51 — the pool of the extra dice a code reads besides its roll
+    (``"2d10"`` for ``mCM+2d10``), or ``""`` when it needs none."""
+    parsed = parse_damage_code(code)
+    return f"{parsed.extra_dice}d{EXTRA_DIE_FACES}" if parsed.extra_dice else ""
+
+
+def split_pool(code: str | DamageCode, dice: Sequence[int]) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """H51 — a roll extended with the extra dice its code asks for, read as
+    the code reads it: the first three dice are the roll (m, C and M come
+    from them alone), the dice after them the extra d10s, in the order they
+    were drawn. Refused when the pool does not hold exactly those dice."""
+    parsed = parse_damage_code(code)
+    pool = tuple(dice)
+    if len(pool) != ROLL_DICE + parsed.extra_dice:
+        raise ValueError(
+            f"El código {parsed.text} se lee de {ROLL_DICE + parsed.extra_dice} dados "
+            f"(la tirada y {parsed.extra_dice} adicionales), no de {len(pool)}."
+        )
+    return pool[:ROLL_DICE], pool[ROLL_DICE:]
 
 
 def code_value(code: str | DamageCode, m: int, c: int, big_m: int, extra_dice: Sequence[int] = ()) -> int:

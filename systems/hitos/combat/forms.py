@@ -111,6 +111,13 @@ class ShiftForm(forms.Form):
     aspect = text_field(Aspect, "phrase", label=gettext_lazy("Aspecto activado"))
 
 
+class DamageApplyForm(forms.Form):
+    """Applying an attack's damage: a code above mCM draws its extra d10s
+    then (H51), with this browser seed."""
+
+    client_seed = client_seed_field(marked=True)
+
+
 class EffectForm(forms.Form):
     decision = forms.ChoiceField(choices=[("confirm", "confirm"), ("dismiss", "dismiss")])
     # Stored as a temporary aspect (or secuela) of a sheet.

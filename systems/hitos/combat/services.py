@@ -23,8 +23,10 @@ from django.utils.translation import gettext as _
 from campaigns import deadlines
 from campaigns.models import Scene
 from campaigns.permissions import Access
+from rolls.models import RollEntry
+from rolls.services import earlier_entry, extend_append
 from rules import hitos
-from rules.hitos_codes import parse_damage_code, shift_code
+from rules.hitos_codes import DamageCode, extra_dice_spec, parse_damage_code, shift_code, split_pool
 from rules.hitos_combat import (
     CriticalEffect,
     DamageResult,
@@ -385,17 +387,12 @@ def weapon_choice(character: Character, weapon: SheetWeapon | str) -> WeaponChoi
 
 
 def _check_code(code: str) -> None:
+    """A code the combat can read: above mCM too (H51), whose extra d10s are
+    drawn through the log when the damage is applied (``damage_apply``)."""
     try:
-        parsed = parse_damage_code(code)
+        parse_damage_code(code)
     except ValueError as exc:
         raise ValidationError(str(exc), code="code") from None
-    if parsed.extra_dice:
-        # H51 — extra dice above mCM are left to the GM's judgement (a free roll).
-        raise ValidationError(
-            _("El código %(code)s necesita dados adicionales: tíralos aparte con una tirada libre.")
-            % {"code": parsed.text},
-            code="extra_dice",
-        )
 
 
 def attack_make(
@@ -488,20 +485,132 @@ def attack_hits(attack: Attack) -> bool:
     return table_result(attack.table_roll).success
 
 
-def attack_damage_for(attack: Attack) -> DamageResult | None:
-    """H44–H50 — the damage the attack does, read from the dice of the roll's
+@dataclass(frozen=True)
+class PendingDamage:
+    """A hit whose code reads extra d10s above mCM (H51) not drawn yet: they
+    are drawn through the log, as an extension of the attack roll, when the
+    damage is applied. Nothing is added up until then."""
+
+    code: DamageCode  # after any shift
+    extra_dice: int
+    bonus: int
+    rd: int
+
+    @property
+    def pending(self) -> bool:
+        """What the page asks to tell it from a ``DamageResult``."""
+        return True
+
+    @property
+    def spec(self) -> str:
+        """The pool the extension will draw (``"2d10"``)."""
+        return extra_dice_spec(self.code)
+
+
+def damage_code_used(attack: Attack) -> DamageCode:
+    """The weapon's code moved by the aspects activated on the damage (H46)."""
+    if not attack.shift:
+        return parse_damage_code(attack.damage_code)
+    return shift_code(attack.damage_code, attack.shift, campaign_options(attack.table_roll.campaign).damage_ladder)
+
+
+def extension_of(attack: Attack) -> RollEntry | None:
+    """The ``extend`` entry that drew the extra dice of the attack's damage
+    (H51, roll-verification §3.6b), if it was drawn: the one child of the
+    attack roll's latest version (re-rolls move ``latest``; the extension
+    leaves it, the check stays read from its three dice)."""
+    return RollEntry.objects.filter(parent_id=attack.table_roll.latest_id, kind=RollEntry.Kind.EXTEND).first()
+
+
+def extensions_of(attacks) -> dict[int, RollEntry]:
+    """``extension_of`` for many attacks, by attack id: one query, and none
+    when no attack's code reads extra dice."""
+    wanted = {a.table_roll.latest_id: a.pk for a in attacks if damage_code_used(a).extra_dice}
+    if not wanted:
+        return {}
+    entries = RollEntry.objects.filter(parent_id__in=wanted, kind=RollEntry.Kind.EXTEND)
+    return {wanted[entry.parent_id]: entry for entry in entries}
+
+
+_LOOK_UP = object()
+
+
+def attack_damage_for(
+    attack: Attack, extension: RollEntry | None | object = _LOOK_UP
+) -> DamageResult | PendingDamage | None:
+    """H44–H51 — the damage the attack does, read from the dice of the roll's
     latest version (after any re-roll): the weapon's code shifted by aspects,
-    ×2/×3 for a critical, plus the bonus, minus RD. None when it misses."""
+    ×2/×3 for a critical, plus the bonus, minus RD. None when it misses.
+
+    A code above mCM adds the extra d10s of its ``extension`` (looked up
+    when not given): until they are drawn the damage is a ``PendingDamage``."""
     if not attack_hits(attack):
         return None
+    used = damage_code_used(attack)
+    if used.extra_dice and extension is _LOOK_UP:
+        extension = extension_of(attack)
+    if used.extra_dice and extension is None:
+        return PendingDamage(used, used.extra_dice, attack.damage_bonus, attack.rd)
+    if used.extra_dice:
+        return _extended_damage(attack, used, list(extension.entry["dice"]))
+    options = campaign_options(attack.table_roll.campaign)
+    return attack_damage(_roll_of(attack.table_roll), used, bonus=attack.damage_bonus, rd=attack.rd, options=options)
+
+
+def _extended_damage(attack: Attack, used: DamageCode, dice: list[int]) -> DamageResult:
+    """The damage read from the whole extended pool: the check's three dice
+    (with the reading of the version they belong to) and the extra d10s."""
+    base, extra = split_pool(used, dice)
+    reading = attack.table_roll.latest.signed_game.get("reading") or hitos.Reading.NORMAL
     options = campaign_options(attack.table_roll.campaign)
     return attack_damage(
-        _roll_of(attack.table_roll),
-        attack.damage_code,
+        hitos.HitosRoll(base, reading),
+        used,
         bonus=attack.damage_bonus,
         rd=attack.rd,
-        shift=attack.shift,
+        extra_dice=extra,
         options=options,
+    )
+
+
+def _extension_reader(attack: Attack, used: DamageCode):
+    """The signed reading of the extended pool: the check as its parent read
+    it, and the damage the code reads from the whole pool (H51)."""
+    parent_game = dict(attack.table_roll.latest.signed_game)
+
+    def read(dice: list[int]) -> dict:
+        damage = _extended_damage(attack, used, dice)
+        _base, extra = split_pool(used, dice)
+        return {
+            **parent_game,
+            "damage": {
+                "code": used.text,
+                "extra": list(extra),
+                "dice": damage.dice_damage,
+                "multiplier": damage.multiplier,
+                "bonus": damage.bonus,
+                "rd": damage.rd,
+                "total": damage.total,
+            },
+        }
+
+    return read
+
+
+def _extend(attack: Attack, used: DamageCode, user, client_seed: str | None) -> RollEntry:
+    """H51 — draw the extra d10s of the code through the log: one ``extend``
+    entry of the attack roll's latest version (roll-verification §3.6b)."""
+    parent = attack.table_roll.latest
+    return extend_append(
+        parent=parent,
+        user=user,
+        spec=extra_dice_spec(used),
+        # At most 300 characters, the log's limit: names and weapon of 80, and mCM+97d10.
+        purpose=_("%(purpose)s: los dados adicionales del daño %(code)s")
+        % {"purpose": parent.purpose, "code": used.text},
+        read=_extension_reader(attack, used),
+        extra={"extra_damage_dice": used.extra_dice, "damage_code": used.text},
+        client_seed=client_seed,
     )
 
 
@@ -586,21 +695,40 @@ def attack_shift(*, attack: Attack, access: Access, steps: int, aspect: str) -> 
     return locked
 
 
-def damage_apply(*, attack: Attack, access: Access) -> Attack:
-    """The GM marks the damage on the target's Resistencia, once. Side
-    effects: ``systems.hitos.sheet.services.meter_apply`` (with its mass-damage test
+def damage_apply(*, attack: Attack, access: Access, client_seed: str | None = None) -> Attack:
+    """The GM marks the damage on the target's Resistencia, once. A code
+    above mCM first draws its extra d10s through the log as one ``extend``
+    entry of the attack roll, with ``client_seed`` (the page's browser seed;
+    the server's without one), H51. Side effects:
+    ``systems.hitos.sheet.services.meter_apply`` (with its mass-damage test
     through the log when the damage reaches Aguante, H52), a ``SheetEvent``
-    pointing at the attack roll, and a notification to the target's player."""
+    pointing at the attack roll (its extension, when there is one), and a
+    notification to the target's player.
+
+    The same form sent again (the same browser seed) finds the extension it
+    drew and returns the attack as the first request left it: the damage is
+    applied once."""
     _require_gm(access)
     with transaction.atomic():
         locked = _locked_attack(attack, settling=True)
+        earlier = earlier_entry(campaign=locked.combat.campaign, user=access.user, client_seed=client_seed)
+        if earlier is not None:
+            if earlier.kind == RollEntry.Kind.EXTEND and earlier.parent_id == locked.table_roll.latest_id:
+                return locked
+            raise ValidationError(_("Esa semilla ya se usó en otra tirada."), code="client_seed_used")
         if locked.damage_applied is not None:
             raise ValidationError(_("Este daño ya está aplicado."), code="applied")
         damage = attack_damage_for(locked)
         if damage is None:
             raise ValidationError(_("El ataque falló: no hay daño que aplicar."), code="miss")
-        target = locked.target.character
         entry = locked.table_roll.latest
+        if isinstance(damage, PendingDamage):
+            try:
+                entry = _extend(locked, damage.code, access.user, client_seed)
+            except ValueError as exc:
+                raise ValidationError(str(exc), code="code") from None
+            damage = _extended_damage(locked, damage.code, list(entry.entry["dice"]))
+        target = locked.target.character
         change = sheet_services.meter_apply(
             character=target,
             actor=access.user,

@@ -36,6 +36,7 @@ from systems.hitos.combat.forms import (
     CombatantAddForm,
     CombatantStateForm,
     CombatStartForm,
+    DamageApplyForm,
     DelayForm,
     EffectForm,
     RoundDeadlineForm,
@@ -91,13 +92,16 @@ def _attack_rows(combat: Combat, combatants: list[Combatant], access: Access, us
     # A player with a character in the fight has an approved one (else cards_for looks it up).
     in_the_fight = any(perms.can_write_as_character(access, c.character) for c in combatants) or None
     cards = cards_for([a.table_roll for a in attacks], access=access, has_character=in_the_fight)
+    # H51 — the extra dice of codes above mCM, drawn as extensions of the attack rolls.
+    extensions = services.extensions_of(attacks)
     for attack in attacks:
         attack.combat = combat
         attack.attacker = by_id[attack.attacker_id]
         attack.target = by_id[attack.target_id]
         attack.card = cards[attack.table_roll_id]
         attack.hits = services.attack_hits(attack)
-        attack.damage = services.attack_damage_for(attack) if attack.hits else None
+        attack.extension = extensions.get(attack.pk)
+        attack.damage = services.attack_damage_for(attack, attack.extension) if attack.hits else None
         attack.effect = services.attack_effect_for(attack) if access.is_gm else None
         pending = combat.ended_at is None and attack.damage_applied is None and attack.hits
         attack.can_shift_up = pending and can_play_character(access, attack.attacker.character)
@@ -418,7 +422,14 @@ def attack_shift(request: HtmxHttpRequest, slug: str, scene_id: int, attack_id: 
 def damage_apply(request: HtmxHttpRequest, slug: str, scene_id: int, attack_id: int) -> HttpResponse:
     scene, access = _manager(request, slug, scene_id)
     attack = _attack(scene, attack_id)
-    error = _attempt(services.damage_apply, attack=attack, access=access)
+    form = DamageApplyForm(request.POST)
+    if form.is_valid():
+        error = _attempt(
+            services.damage_apply, attack=attack, access=access, client_seed=form.cleaned_data["client_seed"] or None
+        )
+    else:
+        # Only the hidden seed can be wrong: its own message says how.
+        error = " ".join(form.errors.get("client_seed", []))
     return _done(request, scene, access, "combat-attacks", error)
 
 

@@ -380,10 +380,15 @@ def test_only_the_gm_applies_damage(play, dice):
     assert not SheetEvent.objects.filter(kind=HitosEvent.DAMAGE).exists()
 
 
-def test_codes_with_extra_dice_are_refused(play):
+def test_codes_above_mcm_are_accepted_and_too_many_extra_dice_refused(play):
+    # H51 — the extra dice are drawn when the damage is applied
+    # (tests/systems/hitos/test_combat_extra_dice.py).
     weapon = play.ines.weapons.create(name="Cañón", damage_code="mCM+2d10", melee=False)
     combat = start(play)
-    with pytest.raises(ValidationError, match="dados adicionales"):
+    assert attack(play, combat, play.ines, play.npc, weapon=weapon).damage_code == "mCM+2d10"
+    # A roll of the log has at most 100 dice: 3d10 and 97 extra ones.
+    weapon = play.ines.weapons.create(name="Lluvia de meteoritos", damage_code="mCM+98d10", melee=False)
+    with pytest.raises(ValidationError, match="Demasiados dados adicionales"):
         attack(play, combat, play.ines, play.npc, weapon=weapon)
 
 

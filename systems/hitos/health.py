@@ -9,12 +9,26 @@ from __future__ import annotations
 # A module, not its names: the checks re-read the sheet's meters (``sheet.services``).
 from systems.hitos.checks import services as checks
 from systems.hitos.models import TableRollKind
+from table.models import TableRoll
 
 
 def meter_check(
-    *, campaign, user, purpose, modifier, difficulty, breakdown, character=None, post=None, scene=None, facts=None
+    *,
+    campaign,
+    user,
+    purpose,
+    modifier,
+    difficulty,
+    breakdown,
+    character=None,
+    post=None,
+    scene=None,
+    facts=None,
+    client_seed: str | None = None,
 ):
-    """Roll a sheet's test as a table roll; returns its entry and its check."""
+    """Roll a sheet's test as a table roll; returns its entry and its check.
+    ``client_seed``: the page's browser seed (rollog/v1 §3.3); the server
+    makes one without it."""
     table_roll = checks.table_check(
         campaign=campaign,
         user=user,
@@ -27,5 +41,18 @@ def meter_check(
         kind=TableRollKind.METER,
         owner=checks.owner_for(character, user),
         facts=facts,
+        client_seed=client_seed,
     )
+    return table_roll.latest, checks.table_result(table_roll)
+
+
+def meter_check_made(entry):
+    """The sheet's test ``entry`` began, as it stands now (after any
+    activation's re-roll): its latest entry and its check; None when
+    ``entry`` began no sheet's test (a retried meter form finds its roll)."""
+    table_roll = (
+        TableRoll.objects.select_related("latest", "campaign").filter(first=entry, kind=TableRollKind.METER).first()
+    )
+    if table_roll is None:
+        return None
     return table_roll.latest, checks.table_result(table_roll)

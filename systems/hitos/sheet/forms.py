@@ -15,8 +15,9 @@ from django.forms.utils import ErrorDict
 from django.http import QueryDict
 from django.utils.translation import gettext_lazy as _
 
-from accounts.limits import LIMIT_MESSAGES, max_length_of, split_lines, text_field
+from accounts.limits import LIMIT_MESSAGES, HiddenErrorsShown, max_length_of, split_lines, text_field
 from campaigns.models import Post
+from rolls.forms import client_seed_field
 from rules.hitos_codes import parse_damage_code
 from rules.hitos_options import HitosOptions
 from rules.hitos_scores import (
@@ -481,7 +482,7 @@ METER_ACTION_LABELS = {
 }
 
 
-class MeterForm(forms.Form):
+class MeterForm(HiddenErrorsShown, forms.Form):
     action = forms.ChoiceField(label=_("Acción"))
     amount = forms.IntegerField(
         label=_("Cantidad"),
@@ -499,6 +500,10 @@ class MeterForm(forms.Form):
         label=_("Con descanso suficiente (tiradas de curación y recuperación)"), required=False, initial=True
     )
     reason = text_field(SheetEvent, "reason", label=_("Motivo"), required=False)
+    # The browser's seed for the test the action may roll (mass damage,
+    # trauma, healing, recovery), and the key that makes a retried form
+    # harmless; marked, as the form's prefix renames it.
+    client_seed = client_seed_field(marked=True)
 
     def __init__(self, *args, meter: str, campaign, **kwargs):
         super().__init__(*args, **kwargs)

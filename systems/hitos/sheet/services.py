@@ -19,6 +19,7 @@ from django.db import transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
+from rolls.services import earlier_entry
 from rules.hitos_drama import (
     BANK,
     GM_POOL,
@@ -35,7 +36,7 @@ from sheets.models import Character, SheetEvent
 from sheets.services import require_submitted, sheet_log
 from sheets.services import sheet_review as core_review
 from systems.hitos.campaign import gm_pool, with_gm_pool
-from systems.hitos.health import meter_check
+from systems.hitos.health import meter_check, meter_check_made
 from systems.hitos.models import CHARACTERISTIC_FIELDS, Aspect, HitosEvent, HitosSheet, Skill, Weapon
 from systems.hitos.sheet.meters import HEALTH as HEALTH
 from systems.hitos.sheet.meters import MENTAL as MENTAL
@@ -360,13 +361,26 @@ def _require_amount(amount: int | None) -> None:
         raise ValidationError(_("Indica una cantidad entera de 0 o más."))
 
 
-def _meter_roll(locked: Character, actor, kind: MeterKind, *, purpose: str, difficulty: int, post, scene, facts: dict):
+def _meter_roll(
+    locked: Character,
+    actor,
+    kind: MeterKind,
+    *,
+    purpose: str,
+    difficulty: int,
+    post,
+    scene,
+    facts: dict,
+    client_seed: str | None = None,
+):
     """A test of the meter's threshold (Aguante or Entereza) through the
     campaign's roll log, placed in the post's scene unless ``scene`` is given;
     ``facts`` (the meter, the action and its inputs) let an activation re-read
-    it later (``meter_reread``)."""
+    it later (``meter_reread``); ``client_seed`` is the page's browser seed
+    (the server makes one without it)."""
     threshold = kind.threshold_of(locked.hitos)
     return meter_check(
+        client_seed=client_seed or None,
         facts={"meter": kind.key, **facts},
         campaign=locked.campaign,
         user=actor,
@@ -389,14 +403,23 @@ def _meter_change(
     *,
     reason: str,
     post,
+    client_seed: str | None = None,
 ) -> MeterChange:
     """The frame of every meter action, in one transaction: lock the sheet
     row, let ``step`` change the meter (a roll it makes commits with the
     marks; the rules' ``ValueError`` becomes a ``ValidationError``), store
-    the marks and log a ``SheetEvent`` with the meter before and after."""
+    the marks and log a ``SheetEvent`` with the meter before and after.
+
+    ``client_seed`` (the page's browser seed, which ``step`` rolls with) is
+    the idempotency key (rollog/v1 §3.3): the event keeps it, and the same
+    form sent again finds what the first request did (``_meter_retried``)
+    and returns it, writing nothing."""
     with transaction.atomic():
         # Lock the sheet row: concurrent marks queue here instead of overwriting each other.
         locked = _locked(character, same_skills=True)
+        earlier = _meter_retried(locked, actor, action, client_seed)
+        if earlier is not None:
+            return earlier
         before = kind.snapshot(locked.hitos)
         current = kind.meter(locked.hitos)
         try:
@@ -414,9 +437,38 @@ def _meter_change(
             post=post,
             roll=marks.roll,
             before=before,
-            after=kind.snapshot(locked.hitos),
+            after={**kind.snapshot(locked.hitos), **({"client_seed": client_seed} if client_seed else {})},
         )
     return MeterChange(locked, event, marks.roll, marks.check)
+
+
+def _meter_retried(locked: Character, actor, action: HitosEvent, client_seed: str | None) -> MeterChange | None:
+    """What a meter form sent again already did (the same browser seed), or
+    None for a seed not used yet (or no seed: the server's, never retried).
+
+    Called under the sheet's row lock, before anything is written. A seed
+    that rolled this character's test for this action (the roll log knows
+    it) or made this action without a roll (its ``SheetEvent`` keeps it)
+    gives back that event and the roll as it stands now (after any
+    activation). A seed used by someone else, for another roll, another
+    character or another action is refused, and nothing changes."""
+    if not client_seed:
+        return None
+    used = ValidationError(_("Esa semilla ya se usó en otra tirada."), code="client_seed_used")
+    entry = earlier_entry(campaign=locked.campaign, user=actor, client_seed=client_seed)
+    if entry is not None:
+        event = SheetEvent.objects.filter(character=locked, roll=entry, kind=action).order_by("pk").first()
+        made = meter_check_made(entry) if event is not None else None
+        if made is None:
+            raise used
+        roll, check = made
+        return MeterChange(locked, event, roll, check)
+    event = SheetEvent.objects.filter(character=locked, after__client_seed=client_seed).order_by("pk").first()
+    if event is None:
+        return None
+    if event.actor_id != actor.pk or event.kind != action:
+        raise used
+    return MeterChange(locked, event)
 
 
 def _loss_marks(kind: MeterKind, sheet: HitosSheet, current: Meter, amount: int, check) -> _Marks:
@@ -482,7 +534,15 @@ def meter_reread(*, previous, entry, check, facts: dict, actor) -> MeterChange |
 
 
 def meter_mark(
-    *, character: Character, actor, meter: str, amount: int, reason: str = "", post=None, scene=None
+    *,
+    character: Character,
+    actor,
+    meter: str,
+    amount: int,
+    reason: str = "",
+    post=None,
+    scene=None,
+    client_seed: str | None = None,
 ) -> MeterChange:
     """Mark damage on Resistencia or imbalance on Estabilidad (H60, H82).
     When the amount reaches Aguante / Entereza the mass-damage (H52) or
@@ -503,13 +563,16 @@ def meter_mark(
                 post=post,
                 scene=scene,
                 facts={"action": kind.loss, "amount": amount},
+                client_seed=client_seed,
             )
         return replace(_loss_marks(kind, locked.hitos, current, amount, check), roll=roll)
 
-    return _meter_change(character, actor, kind, kind.loss, step, reason=reason, post=post)
+    return _meter_change(character, actor, kind, kind.loss, step, reason=reason, post=post, client_seed=client_seed)
 
 
-def meter_shock(*, character: Character, actor, meter: str, reason: str = "", post=None) -> MeterChange:
+def meter_shock(
+    *, character: Character, actor, meter: str, reason: str = "", post=None, client_seed: str | None = None
+) -> MeterChange:
     """Shock (H62) or stress (H87) after rest: half the slashes, rounded
     down, are erased and the rest become crosses."""
     kind = _meter_kind(meter)
@@ -521,11 +584,19 @@ def meter_shock(*, character: Character, actor, meter: str, reason: str = "", po
         lambda locked, current: _Marks(current.shock(), ""),
         reason=reason,
         post=post,
+        client_seed=client_seed,
     )
 
 
 def meter_stabilise(
-    *, character: Character, actor, meter: str, amount: int, reason: str = "", post=None
+    *,
+    character: Character,
+    actor,
+    meter: str,
+    amount: int,
+    reason: str = "",
+    post=None,
+    client_seed: str | None = None,
 ) -> MeterChange:
     """Erase up to ``amount`` slashes, never crosses (H58, H85)."""
     kind = _meter_kind(meter)
@@ -538,10 +609,20 @@ def meter_stabilise(
         lambda locked, current: _Marks(current.stabilise(amount), str(amount)),
         reason=reason,
         post=post,
+        client_seed=client_seed,
     )
 
 
-def meter_heal(*, character: Character, actor, meter: str, amount: int, reason: str = "", post=None) -> MeterChange:
+def meter_heal(
+    *,
+    character: Character,
+    actor,
+    meter: str,
+    amount: int,
+    reason: str = "",
+    post=None,
+    client_seed: str | None = None,
+) -> MeterChange:
     """Recover ``amount`` points, crosses first (Q12)."""
     kind = _meter_kind(meter)
     _require_amount(amount)
@@ -553,11 +634,20 @@ def meter_heal(*, character: Character, actor, meter: str, amount: int, reason: 
         lambda locked, current: _Marks(current.heal(amount), str(amount)),
         reason=reason,
         post=post,
+        client_seed=client_seed,
     )
 
 
 def meter_recovery_roll(
-    *, character: Character, actor, meter: str, rested: bool = True, reason: str = "", post=None, scene=None
+    *,
+    character: Character,
+    actor,
+    meter: str,
+    rested: bool = True,
+    reason: str = "",
+    post=None,
+    scene=None,
+    client_seed: str | None = None,
 ) -> MeterChange:
     """One period of recovery: the weekly healing roll (H67–H70) or the
     monthly mental recovery roll (H88), rolled through the log at the
@@ -579,10 +669,11 @@ def meter_recovery_roll(
                 post=post,
                 scene=scene,
                 facts={"action": kind.recovery, "rested": rested},
+                client_seed=client_seed,
             )
         return replace(_recovery_marks(kind, locked.hitos, current, rested, check), roll=roll)
 
-    return _meter_change(character, actor, kind, kind.recovery, step, reason=reason, post=post)
+    return _meter_change(character, actor, kind, kind.recovery, step, reason=reason, post=post, client_seed=client_seed)
 
 
 def meter_apply(
@@ -596,6 +687,7 @@ def meter_apply(
     reason: str = "",
     post=None,
     scene=None,
+    client_seed: str | None = None,
 ) -> MeterChange:
     """Change a meter by one of ``METER_ACTIONS``, named by its string (the
     meter form, combat, horror): dispatches to the action's own service.
@@ -603,11 +695,20 @@ def meter_apply(
     mass-damage / trauma test or a periodic healing / recovery roll, one
     entry in the campaign's roll log (same transaction, so the roll and the
     marks commit together). ``scene`` places such a roll in a scene when
-    there is no post (combat, horror)."""
+    there is no post (combat, horror). ``client_seed``: the page's browser
+    seed, which such a roll uses and which makes a retried form harmless
+    (the first request's change comes back, nothing is written again)."""
     kind = METERS.get(meter)
     if kind is None or action not in kind.actions:
         raise ValidationError(_("Acción desconocida para este medidor."))
-    common = {"character": character, "actor": actor, "meter": meter, "reason": reason, "post": post}
+    common = {
+        "character": character,
+        "actor": actor,
+        "meter": meter,
+        "reason": reason,
+        "post": post,
+        "client_seed": client_seed,
+    }
     if action == kind.loss:
         return meter_mark(**common, amount=amount, scene=scene)
     if action == kind.shock:

@@ -555,6 +555,14 @@ def _play_response(request: HtmxHttpRequest, access, character, options, partial
     return page_or_fragment(request, "hitos/sheet/sheet_detail.html", partial, context)
 
 
+def _forget_seed(form: MeterForm) -> None:
+    """A refused browser seed is not shown again: the form comes back with
+    its field empty, for the browser to fill with a new one (what the user
+    typed stays)."""
+    form.data = form.data.copy()
+    form.data.pop(form.add_prefix("client_seed"), None)
+
+
 @login_required
 @require_POST
 def meter_update(request: HtmxHttpRequest, slug: str, character_id: int, meter: str) -> HttpResponse:
@@ -576,9 +584,12 @@ def meter_update(request: HtmxHttpRequest, slug: str, character_id: int, meter: 
                 rested=data["rested"],
                 reason=data["reason"],
                 post=data["post"],
+                client_seed=data["client_seed"] or None,
             )
         except ValidationError as exc:
             form.add_error(None, exc)
+            if getattr(exc, "code", None) == "client_seed_used":
+                _forget_seed(form)
         else:
             if change.roll is not None:
                 extra = {"last_roll": change.roll, "last_check": change.check}

@@ -311,3 +311,29 @@ def provide_return_hook(hook: ReturnHook) -> None:
 def member_returned(campaign, user) -> list[str]:
     """Ask every layer what happened in ``user``'s name while away."""
     return [line for hook in _return_hooks for line in hook(campaign, user)]
+
+
+# --- The roll log's head: what e-mails and feeds say of it --------------------------------
+
+# log_heads(campaign ids) -> {campaign id: (seq, head hash hex)} of the campaigns whose
+# roll log has entries, in one query whatever the number of campaigns.
+LogHeads = Callable[[Sequence[int]], dict[int, tuple[int, str]]]
+_log_heads: list[LogHeads] = []
+
+
+def provide_log_heads(provider: LogHeads) -> None:
+    """Register the app that keeps the roll log (once: a re-run ``ready()`` adds nothing)."""
+    if provider not in _log_heads:
+        _log_heads.append(provider)
+
+
+def log_heads(campaign_ids: Sequence[int]) -> dict[int, tuple[int, str]]:
+    """The head of each campaign's roll log ({} when no app keeps one, and no query
+    for no campaign): e-mails and feeds print it so that readers can keep it."""
+    ids = sorted(set(campaign_ids))
+    found: dict[int, tuple[int, str]] = {}
+    if not ids:
+        return found
+    for provider in _log_heads:
+        found.update(provider(ids))
+    return found

@@ -13,6 +13,11 @@ out-of-character notes stay on the site, and a hidden post is a placeholder
 without its text, its rolls or its author's name. Titles
 are plain text; the feed generator escapes them.
 
+The campaign-wide feeds (the public one, a member's, the GM's) carry the
+head of the campaign's roll log, so that a feed reader keeps a witness of it
+(roll-verification.md §3.8): ``<rollog:head seq="42">`` and the entry hash
+of the log's last entry, in the namespace ``urn:rollog:v1``.
+
 Every address in a feed (the feed's own ``rel="self"`` link, the page it
 mirrors, each entry's permalink) is built from ``SITE_URL``, never from the
 request's host: a feed reader that reached the site under another name, or a
@@ -43,6 +48,14 @@ from campaigns.notify import site_url
 from campaigns.permissions import campaign_access, visible_scenes
 
 FEED_SIZE = 50
+# The namespace of the roll log's head in the campaign-wide feeds.
+ROLLOG_NAMESPACE = "urn:rollog:v1"
+
+
+def _log_head(campaign: Campaign) -> dict:
+    """What the campaign-wide feeds say of the campaign's roll log (one query)."""
+    head = extensions.log_heads([campaign.pk]).get(campaign.pk)
+    return {"rollog_head": head} if head is not None else {}
 
 
 def gm_feed_token(campaign: Campaign) -> str:
@@ -80,6 +93,19 @@ def _with_extras(posts, access) -> list[Post]:
 
 class AtomWithContentFeed(Atom1Feed):
     """Atom with the post as ``<content type="html">`` rather than a summary."""
+
+    def root_attributes(self):
+        attributes = super().root_attributes()
+        if self.feed.get("rollog_head") is not None:
+            attributes["xmlns:rollog"] = ROLLOG_NAMESPACE
+        return attributes
+
+    def add_root_elements(self, handler):
+        super().add_root_elements(handler)
+        head = self.feed.get("rollog_head")
+        if head is not None:
+            seq, head_hash = head
+            handler.addQuickElement("rollog:head", head_hash, {"seq": str(seq)})
 
     def add_item_elements(self, handler, item):
         super().add_item_elements(handler, item)
@@ -214,7 +240,7 @@ class CampaignFeed(_CampaignWideFeed):
         return site_url(reverse("campaigns:campaign-feed", args=[campaign.slug]))
 
     def feed_extra_kwargs(self, campaign: Campaign) -> dict:
-        return {"empty_since": campaign.created_at}
+        return {"empty_since": campaign.created_at, **_log_head(campaign)}
 
     def items(self, campaign: Campaign):
         posts = Post.objects.filter(
@@ -248,7 +274,7 @@ class MemberFeed(_PrivateFeed):
         return site_url(reverse("campaigns:member-feed", args=[membership.feed_token]))
 
     def feed_extra_kwargs(self, membership: Membership) -> dict:
-        return {"empty_since": membership.joined_at}
+        return {"empty_since": membership.joined_at, **_log_head(membership.campaign)}
 
     def items(self, membership: Membership):
         access = campaign_access(membership.user, membership.campaign)
@@ -287,7 +313,7 @@ class GMFeed(_PrivateFeed):
         return site_url(gm_feed_path(campaign))
 
     def feed_extra_kwargs(self, campaign: Campaign) -> dict:
-        return {"empty_since": campaign.created_at}
+        return {"empty_since": campaign.created_at, **_log_head(campaign)}
 
     def items(self, campaign: Campaign):
         # The GM reads every scene and every post (``addressed_to`` with is_gm).

@@ -53,8 +53,18 @@ from django.utils.text import Truncator
 from django.utils.translation import gettext as _
 
 from accounts.models import User
-from campaigns import daily, waiting
-from campaigns.models import Absence, Application, Campaign, Membership, Notification, Post, PostReport, Role
+from campaigns import daily, extensions, waiting
+from campaigns.models import (
+    Absence,
+    Application,
+    Campaign,
+    Membership,
+    Notification,
+    Post,
+    PostReport,
+    Role,
+    Visibility,
+)
 from campaigns.permissions import campaign_access, can_read_post
 
 logger = logging.getLogger(__name__)
@@ -70,6 +80,46 @@ def site_url(path: str) -> str:
 
 def user_language(user) -> str:
     return user.language or settings.LANGUAGE_CODE
+
+
+def log_heads_for(pairs: Iterable[tuple[int, int]]) -> dict[tuple[int, int], tuple[int, str]]:
+    """The head ``(seq, entry hash)`` of the roll log of each ``(user id,
+    campaign id)`` pair whose user may read that log (a public campaign's,
+    or one they direct or belong to), for the e-mails to print: a reader
+    who keeps them can tell later if the log lost its last entries. Three
+    queries at most, whatever the number of pairs."""
+    pairs = set(pairs)
+    heads = extensions.log_heads([campaign_id for _user_id, campaign_id in pairs])
+    if not heads:
+        return {}
+    rows = Campaign.objects.filter(pk__in=list(heads)).values_list("pk", "gm_id", "visibility")
+    campaigns = {pk: (gm_id, visibility) for pk, gm_id, visibility in rows}
+    members = set(
+        Membership.objects.active()
+        .filter(campaign_id__in=list(heads), user_id__in={user_id for user_id, _campaign_id in pairs})
+        .values_list("user_id", "campaign_id")
+    )
+    found = {}
+    for user_id, campaign_id in pairs:
+        if campaign_id not in heads or campaign_id not in campaigns:
+            continue
+        gm_id, visibility = campaigns[campaign_id]
+        if visibility == Visibility.PUBLIC or gm_id == user_id or (user_id, campaign_id) in members:
+            found[user_id, campaign_id] = heads[campaign_id]
+    return found
+
+
+def log_head_line(campaign: Campaign, head: tuple[int, str] | None) -> str:
+    """«Registro de tiradas de «X»: entrada n.º 42, cabeza 0123456789abcdef»
+    (the first 16 hex digits of the head), in the active language; "" without a head."""
+    if head is None:
+        return ""
+    seq, head_hash = head
+    return _("Registro de tiradas de «%(campaign)s»: entrada n.º %(seq)s, cabeza %(head)s") % {
+        "campaign": campaign.title,
+        "seq": seq,
+        "head": head_hash[:16],
+    }
 
 
 def _short(text: str) -> str:
@@ -477,10 +527,12 @@ def return_email(
     their name. ``released``: still away, the member stopped holding them
     (``absences.release_held``), and the message says so instead."""
     unsubscribe = unsubscribe_link(user)
+    head = log_heads_for([(user.pk, campaign.pk)]).get((user.pk, campaign.pk))
     with translation.override(user_language(user)):
         context = {
             "user": user,
             "campaign": campaign,
+            "log_head": log_head_line(campaign, head),
             "items": [(n, site_url(n.url)) for n in notifications],
             "count": len(notifications),
             "lines": lines,
@@ -611,13 +663,22 @@ def _mail_after_commit(notifications: list[Notification]) -> None:
         transaction.on_commit(lambda: send_notification_emails.enqueue(due), robust=True)
 
 
-def notification_email(notification: Notification) -> EmailMessage:
+def notification_email(
+    notification: Notification, heads: dict[tuple[int, int], tuple[int, str]] | None = None
+) -> EmailMessage:
+    """One notification's message; ``heads``: ``log_heads_for`` of the
+    notifications sent together (looked up here when not given)."""
     user = notification.user
     unsubscribe = unsubscribe_link(user)
+    pair = (notification.user_id, notification.campaign_id)
+    if heads is None:
+        heads = log_heads_for([pair]) if notification.campaign_id else {}
+    head = heads.get(pair)
     with translation.override(user_language(user)):
         context = {
             "user": user,
             "notification": notification,
+            "log_head": log_head_line(notification.campaign, head) if head else "",
             "link": site_url(notification.url),
             "profile_link": site_url(reverse("accounts:profile")),
             "unsubscribe_link": unsubscribe,
@@ -648,16 +709,18 @@ def send_notification_emails(notification_ids: list[int], attempt: int = 1) -> i
     pending = [
         notification
         for notification in Notification.objects.filter(pk__in=notification_ids, emailed_at__isnull=True)
-        .select_related("user")
+        .select_related("user", "campaign")
         .order_by("pk")
         if _wants_mail_now(notification.user, kind=notification.kind, from_gm=notification.from_gm)
     ]
     held = held_pairs(pending)
     pending = [n for n in pending if (n.user_id, n.campaign_id) not in held]
+    # The logs' heads of every message at once (one lookup, however many messages).
+    heads = log_heads_for((n.user_id, n.campaign_id) for n in pending if n.campaign_id)
     sent = 0
     for position, notification in enumerate(pending):
         try:
-            mailers.default.send_messages([notification_email(notification)])
+            mailers.default.send_messages([notification_email(notification, heads)])
         except Exception:
             left = [n.pk for n in pending[position:]]
             logger.exception("Could not send %d notification e-mails (attempt %d)", len(left), attempt)
@@ -702,11 +765,16 @@ def digest_email(user, notifications: list[Notification], awaited: list[tuple[st
         if not groups or groups[-1][0] != notification.campaign:
             groups.append((notification.campaign, []))
         groups[-1][1].append((notification, site_url(notification.url)))
+    heads = log_heads_for((user.pk, campaign.pk) for campaign, _items in groups if campaign is not None)
     unsubscribe = unsubscribe_link(user)
     with translation.override(user_language(user)):
         context = {
             "user": user,
-            "groups": groups,
+            # Each campaign's notifications and the line on its roll log's head ("" without one).
+            "groups": [
+                (campaign, items, log_head_line(campaign, heads.get((user.pk, campaign.pk))) if campaign else "")
+                for campaign, items in groups
+            ],
             "count": len(notifications),
             "waiting": awaited,
             "list_link": site_url(reverse("campaigns:notifications")),

@@ -15,6 +15,15 @@ class RollsConfig(AppConfig):
         # Every night the worker re-verifies every stored log.
         daily.register(audit.audit_logs, at=time(4, 0))
 
+        from rolls import checkpoints
+
+        # The signed checkpoint of every log's head, each UTC day, and its e-mails.
+        # Hourly: the first run after midnight UTC writes the day's (summer time
+        # moves a local hour), the others find it written.
+        daily.register_every(checkpoints.daily_checkpoints, every=checkpoints.EVERY)
+        # E-mails and feeds print the head of the log (the forum cannot import rolls).
+        extensions.provide_log_heads(checkpoints.log_heads)
+
         signals.campaign_created.connect(pages.campaign_created, dispatch_uid="rolls.log_open")
 
         from campaigns import versions

@@ -154,7 +154,7 @@ def rolls_load(campaign, data: list[dict[str, Any]], imported) -> None:
             _(
                 "Tiradas archivadas en sus mensajes: %(kept)s (no se vuelven a tirar ni a firmar); tiradas sin "
                 "mensaje importado: %(loose)s. Guarda el archivo: sus paquetes se verifican sin conexión con "
-                "verify_roll.py."
+                "verify.py."
             )
             % {"kept": kept, "loose": loose}
         )

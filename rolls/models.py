@@ -17,7 +17,7 @@ from django.urls import reverse
 from django.utils.translation import gettext_lazy as _
 
 from rolls.rollog import SignedEntry
-from rolls.verify_roll import commitment_of
+from rolls.verify import commitment as commitment_of
 
 
 class ImmutableEntryError(Exception):
@@ -250,3 +250,75 @@ class RollReveal(models.Model):
         raise ImmutableEntryError("Una revelación no se borra.")
 
     delete.alters_data = True
+
+
+class CheckpointQuerySet(models.QuerySet):
+    def update(self, **kwargs):
+        raise ImmutableEntryError("Los puntos de control no se modifican.")
+
+    update.alters_data = True
+
+    def delete(self):
+        raise ImmutableEntryError("Los puntos de control no se borran.")
+
+    delete.alters_data = True
+    delete.queryset_only = True
+
+
+class Checkpoint(models.Model):
+    """A daily signed statement of a campaign's head: "at ``time`` the log of
+    CAMPAIGN ended at entry SEQ whose entry_hash is HEAD" (``rolls.checkpoints``).
+    ``body`` and ``signature`` are the truth; ``date``, ``seq`` and
+    ``head_hash`` are indexed copies. Anyone who kept one catches a log whose
+    last entries were dropped later. Append-only, like the log."""
+
+    campaign = models.ForeignKey("campaigns.Campaign", on_delete=models.PROTECT, related_name="roll_checkpoints")
+    # The UTC day the checkpoint closes.
+    date = models.DateField()
+    seq = models.BigIntegerField()
+    head_hash = models.CharField(max_length=64)
+    body = models.BinaryField()
+    signature = models.BinaryField()
+    created = models.DateTimeField(auto_now_add=True)
+
+    objects = CheckpointQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["campaign", "-date"]
+        constraints = [models.UniqueConstraint(fields=["campaign", "date"], name="checkpoint_unique_day")]
+
+    def __str__(self) -> str:
+        return f"{self.campaign_id} {self.date} @ {self.seq}"
+
+    def save(self, *args, **kwargs):
+        if not self._state.adding:
+            raise ImmutableEntryError("Un punto de control no se modifica.")
+        super().save(*args, **kwargs)
+
+    save.alters_data = True
+
+    def delete(self, *args, **kwargs):
+        raise ImmutableEntryError("Un punto de control no se borra.")
+
+    delete.alters_data = True
+
+
+class CheckpointSubscription(models.Model):
+    """A member who asked to receive the campaign's daily checkpoint by e-mail.
+    ``last_sent_on``: the date of the last checkpoint e-mailed to them, so a
+    task run twice sends nothing twice."""
+
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="checkpoint_subscriptions"
+    )
+    campaign = models.ForeignKey(
+        "campaigns.Campaign", on_delete=models.CASCADE, related_name="checkpoint_subscriptions"
+    )
+    created = models.DateTimeField(auto_now_add=True)
+    last_sent_on = models.DateField(null=True, blank=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["user", "campaign"], name="checkpointsubscription_unique")]
+
+    def __str__(self) -> str:
+        return f"{self.user_id} ← {self.campaign_id}"

@@ -2,9 +2,9 @@
 
 Pure Python, no Django: the models and services call these functions and
 store ``SignedEntry.entry_bytes`` as the source of truth. The byte-level
-primitives (canonical JSON, hashes, the dice derivation, signature checks)
-live in :mod:`rolls.verify_roll`, the self-contained offline verifier, and are
-imported from there so the producer and the verifier cannot drift apart.
+primitives (canonical JSON, hashes, permalinks, the spec grammar, the dice
+derivation, commitments) live in :mod:`rolls.verify`, the single-file offline
+verifier, and are imported from there so producer and verifier cannot drift.
 
 The normative description is ``roll-verification.md`` (rollog/v1); section
 numbers in comments refer to it.
@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import base64
 import json
+import re
 import secrets
 import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
@@ -21,41 +22,25 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives.asymmetric.ed25519 import (
     Ed25519PrivateKey,
     Ed25519PublicKey,
 )
 
-from rolls.verify_roll import (
-    AUDIENCES,
-    CAMPAIGN_RE,
-    CLIENT_SEED_SOURCES,
-    EXTEND_POSITIONS,
+from rolls import verify
+from rolls.verify import (
     FORMAT,
-    HEX32_RE,
     SEALED,
     SEALED_MIN_CLIENT_SEED,
-    VERSION,
-    ZERO_HASH,
-    DiceStream,
     RollogError,
-    canonical_bytes,
     check,
-    check_client_seed,
-    check_positions,
-    commitment_of,
-    derivation_message,
-    draw_pool,
+    commitment,
+    draw,
     entry_hash,
-    expand_spec,
-    explodes,
     hash_chain,
-    is_int,
-    parse_time,
-    permalink_id,
-    public_key_hex,
-    signature_valid,
-    signed_message,
+    permalink,
+    roll_message,
 )
 
 __all__ = [
@@ -98,6 +83,18 @@ __all__ = [
 ]
 
 EPOCH_LENGTH = 10_000  # seed slots per epoch in production (§6.1)
+VERSION = 1
+ZERO_HASH = "0" * 64
+EXTEND_POSITIONS = "+"  # the positions field of M for an extension (§3.6b)
+AUDIENCES = ("gm", "recipients", "scene")
+CLIENT_SEED_SOURCES = ("browser", "api", "server")
+CAMPAIGN_RE = re.compile(r"[a-z0-9-]{1,100}")
+HEX32_RE = re.compile(r"[0-9a-f]{64}")
+TIME_RE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z")
+DiceStream = verify.Stream
+commitment_of = commitment
+permalink_id = permalink
+draw_pool = draw
 ROOT_BYTES = 32
 
 # Keys the format itself defines; extra signed game fields may not reuse them.
@@ -109,6 +106,84 @@ ROLL_FIELDS = frozenset(
         "anchor", "length", "key", "nonce", "audience", "commitment",
     }
 )  # fmt: skip
+
+
+# --- The verifier's primitives, in the producer's terms ---------------------------
+
+
+def canonical_bytes(entry: Mapping[str, Any]) -> bytes:
+    """The exact bytes that are hashed and signed (§3.5): ``rolls.verify.canonical``."""
+    try:
+        return verify.canonical(entry)
+    except (TypeError, ValueError) as exc:  # UnicodeEncodeError is a ValueError
+        raise RollogError("not_canonical", f"La entrada no se puede serializar: {exc}.") from exc
+
+
+def signed_message(hash_: bytes) -> bytes:
+    """What Ed25519 signs: the domain-separated entry hash."""
+    return verify.SIG + hash_
+
+
+def signature_valid(public_key: Ed25519PublicKey, hash_: bytes, signature: bytes) -> bool:
+    try:
+        public_key.verify(signature, signed_message(hash_))
+    except InvalidSignature:
+        return False
+    return True
+
+
+def public_key_hex(public_key: Ed25519PublicKey) -> str:
+    return public_key.public_bytes_raw().hex()
+
+
+def is_int(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def parse_time(value: object) -> datetime:
+    """``YYYY-MM-DDTHH:MM:SSZ`` -> naive UTC datetime; RollogError("bad_field") otherwise."""
+    check(isinstance(value, str) and TIME_RE.fullmatch(value), "bad_field", f"Hora mal formada: {value!r}.")
+    try:
+        return datetime.strptime(str(value), "%Y-%m-%dT%H:%M:%SZ")
+    except ValueError as exc:
+        raise RollogError("bad_field", f"Hora imposible: {value!r}.") from exc
+
+
+def check_client_seed(client_seed: object) -> str:
+    """The verifier's own rule for ``client_seed`` (code ``bad_client_seed``)."""
+    verify.check_fields({"client_seed": client_seed}, {"client_seed": verify.ROLL["client_seed"]})
+    return str(client_seed)
+
+
+def check_positions(positions: list[int], pool_size: int) -> None:
+    ok = positions and positions == sorted(set(positions)) and all(0 <= i < pool_size for i in positions)
+    check(ok, "bad_positions", f"Posiciones no válidas: {positions} (ordenadas, únicas, de 0 a {pool_size - 1}).")
+
+
+def expand_spec(spec: object) -> list[int]:
+    """``"2d6+1d8"`` -> ``[6, 6, 8]``: the faces of each base die (``rolls.verify.terms``)."""
+    return [faces for faces, _ in verify.terms(spec)]
+
+
+def explodes(spec: str) -> bool:
+    return any(boom for _, boom in verify.terms(spec))
+
+
+def derivation_message(
+    campaign: str,
+    seq: int,
+    client_seed: str,
+    spec: str,
+    parent: str | None = None,
+    positions: Sequence[int] | str | None = None,
+) -> str:
+    """The HMAC message M (``rolls.verify.roll_message``); ``positions`` is the
+    re-rolled positions, or EXTEND_POSITIONS for an extension."""
+    kind = "extend" if positions == EXTEND_POSITIONS else "reroll"
+    return roll_message(
+        {"kind": kind, "campaign": campaign, "seq": seq, "client_seed": client_seed, "spec": spec, "parent": parent}
+        | {"rerolled": positions}
+    )
 
 
 # --- Signed entries ------------------------------------------------------------

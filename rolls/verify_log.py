@@ -2,25 +2,32 @@
 
 Usage::
 
-    python -m rolls.verify_log EXPORT.json [MORE_PAGES.json ...] PUBKEY_HEX
+    python -m rolls.verify_log EXPORT.json [MORE_PAGES.json ...] PUBKEY_HEX [--checkpoint CP.json ...]
 
 EXPORT.json is the campaign log export (``/c/<campaign>/log.json``); when the
 export is paginated, give every page in order, starting at seq 0. A bare list
 ``[{"entry_b64", "sig"}, …]`` is accepted as well.
 
-Every entry must pass the single-roll checks of :mod:`rolls.verify_roll`, and
+Every entry must pass the single-roll checks of :mod:`rolls.verify`, and
 the log as a whole must have: contiguous ``seq`` and an unbroken ``prev``
 chain, time that never goes back, seed slots used in order, epochs opened only
 once the previous one is used up, unique client seeds, at most one re-roll per
 version, and ``seen`` naming an earlier entry of the current epoch. Every
 problem is reported with its reason; the audit does not stop at the first.
 
-Like ``verify_roll``, this needs only the standard library and
-``cryptography``. Exit status: 0 clean, 1 problems found, 2 usage errors.
+With ``--checkpoint CP.json`` (repeatable), the export is also checked
+against daily checkpoints kept earlier (docs/verification.md, "Daily
+checkpoints"): a log shorter than a checkpoint was truncated, one whose entry
+at the checkpoint's seq has another hash was forked.
+
+Like ``verify_roll``, this needs ``verify.py`` and ``verify_roll.py`` next to
+it (in a ``rolls/`` folder), the standard library and ``cryptography``.
+Exit status: 0 clean, 1 problems found, 2 usage errors.
 """
 
 from __future__ import annotations
 
+import base64
 import sys
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -28,27 +35,11 @@ from typing import Any
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
-from rolls.verify_roll import (
-    FORMAT,
-    ROLL_KINDS,
-    SEALED,
-    SEALED_UNDISCLOSED,
-    ZERO_HASH,
-    LoadedEntry,
-    Opened,
-    RollogError,
-    check_dice,
-    check_fields,
-    check_sealed_family,
-    check_seed,
-    content_of,
-    decode_ref,
-    entry_hash,
-    load_signed,
-    parse_public_key,
-    public_key_hex,
-    read_json,
-)
+from rolls import verify
+from rolls.verify import FORMAT, ROLL_KINDS, SEALED, Opened, RollogError, check
+from rolls.verify_roll import SEALED_UNDISCLOSED, LoadedEntry, explain, parse_public_key, read_json
+
+ZERO_HASH = "0" * 64
 
 
 @dataclass(frozen=True)
@@ -101,14 +92,18 @@ class Audit:
     def problem(self, position: int, seq: int | None, code: str, message: str) -> None:
         self.problems.append(Problem(position, seq, code, message))
 
+    def fault(self, position: int, seq: int | None, exc: RollogError) -> None:
+        """A fault found by rolls.verify, explained in Spanish."""
+        self.problem(position, seq, exc.code, explain(exc).message)
+
     # --- per entry ------------------------------------------------------------
 
     def add(self, position: int, ref: object) -> None:
         self.count += 1
         try:
-            loaded = load_signed(ref, self.public_key)
+            loaded = LoadedEntry(*verify.load(ref, self.public_key, fields=False))
         except RollogError as exc:
-            self.problem(position, None, exc.code, exc.message)
+            self.fault(position, None, exc)
             self.skip_untrusted(ref)
             return
         if loaded.hash_hex in self.entries:
@@ -116,9 +111,9 @@ class Audit:
             self.problem(position, seq, "duplicate_entry", "La misma entrada aparece dos veces.")
             return
         try:
-            check_fields(loaded.entry)
+            verify.check_fields(loaded.entry)
         except RollogError as exc:
-            self.problem(position, loaded.entry.get("seq"), exc.code, exc.message)
+            self.fault(position, loaded.entry.get("seq"), exc)
             self.advance(loaded)
             return
         self.check_order(position, loaded)
@@ -133,10 +128,11 @@ class Audit:
         """
         self.expected_seq += 1
         try:
-            raw, _ = decode_ref(ref)
+            entry_b64 = ref.get("entry_b64") if isinstance(ref, Mapping) else None
+            raw = verify.attempt("bad_bundle", base64.b64decode, entry_b64, validate=True)
         except RollogError:
             return
-        self.prev_hash = entry_hash(raw).hex()
+        self.prev_hash = verify.entry_hash(raw).hex()
 
     def advance(self, loaded: LoadedEntry) -> None:
         self.prev_hash = loaded.hash_hex
@@ -181,14 +177,14 @@ class Audit:
         if kind == "epoch_open":
             self.open_epoch(position, loaded.entry)
         elif kind in ROLL_KINDS:
-            self.check_roll(position, loaded, content_of(loaded))
+            self.check_roll(position, loaded, verify.content(loaded))
         elif kind == SEALED:
             self.sealed += 1
             opening = ref.get("opening_b64") if isinstance(ref, Mapping) else None
             try:
-                content = content_of(loaded, opening)
+                content = verify.content(loaded, opening)
             except RollogError as exc:
-                self.problem(position, loaded.entry["seq"], exc.code, exc.message)
+                self.fault(position, loaded.entry["seq"], exc)
                 content = None
             else:
                 if content is None:
@@ -208,7 +204,7 @@ class Audit:
                 "epoch_opened_early",
                 f"Época nueva con {left} ranuras sin usar en la época {self.epoch.number}.",
             )
-        if e["key"] != public_key_hex(self.public_key):
+        if e["key"] != self.public_key.public_bytes_raw().hex():
             self.problem(position, seq, "key_mismatch", "La época declara otra clave de firma.")
         anchor = bytes.fromhex(e["anchor"])
         self.epoch = Epoch(e["epoch"], e["length"], seq, anchor=anchor, known_seed=anchor)
@@ -235,11 +231,9 @@ class Audit:
         if e["kind"] != "roll" and parent is None:
             return
         try:
-            if parent is not None:
-                check_sealed_family(parent, content.audience)
-            check_dice(e, parent)
+            verify.check_dice(content, parent)
         except RollogError as exc:
-            self.problem(position, seq, exc.code, exc.message)
+            self.fault(position, seq, exc)
 
     def check_slot(self, position: int, e: Mapping[str, Any], epoch: Epoch) -> None:
         seq, index = e["seq"], e["epoch_index"]
@@ -261,10 +255,8 @@ class Audit:
         known, known_index = (epoch.known_seed, epoch.known_index)
         if index <= known_index:
             known, known_index = epoch.anchor, 0
-        try:
-            check_seed(e, known, index - known_index)
-        except RollogError as exc:
-            self.problem(position, seq, exc.code, exc.message)
+        if verify.hash_chain(bytes.fromhex(e["seed"]), index - known_index) != known:
+            self.fault(position, seq, RollogError("seed_not_committed"))
             return
         if index > epoch.known_index:
             epoch.known_seed, epoch.known_index = bytes.fromhex(e["seed"]), index
@@ -323,6 +315,7 @@ class AuditReport:
     problems: tuple[Problem, ...]
     sealed: int = 0
     undisclosed: int = 0
+    entries: tuple[LoadedEntry, ...] = ()  # every entry whose signature held, in export order
 
     @property
     def ok(self) -> bool:
@@ -341,7 +334,70 @@ def audit_log(refs: Iterable[object], public_key: Ed25519PublicKey) -> AuditRepo
     problems = list(audit.problems)
     if audit.count == 0:
         problems.append(Problem(0, None, "empty", "La exportación no contiene entradas."))
-    return AuditReport(audit.count, audit.head, tuple(problems), audit.sealed, audit.undisclosed)
+    entries = tuple(audit.entries.values())
+    return AuditReport(audit.count, audit.head, tuple(problems), audit.sealed, audit.undisclosed, entries)
+
+
+# --- Daily checkpoints (docs/verification.md) ----------------------------------
+
+CHECKPOINT = b"rollog/v1/checkpoint\n"
+CHECKPOINT_FIELDS = {**verify.COMMON, "prev": "", "kind": '"checkpoint"', "head": verify.HEX, "date": f'"{verify.DAY}"'}
+
+
+def load_checkpoint(document: object, public_key: Ed25519PublicKey) -> dict[str, Any]:
+    """A daily checkpoint's body: signed as Ed25519 over CHECKPOINT + SHA-256(CHECKPOINT + body)."""
+    signed = verify.load(
+        document, public_key, fields=False, name="checkpoint_b64", tags=(CHECKPOINT, CHECKPOINT), code="bad_checkpoint"
+    )
+    body = signed.entry
+    check(body.keys() == CHECKPOINT_FIELDS.keys() - {"prev"}, "bad_checkpoint", str(sorted(body)))
+    verify.check_fields(body, CHECKPOINT_FIELDS)
+    return body
+
+
+def check_checkpoint(body: Mapping[str, Any], entries: Iterable[Any]) -> None:
+    """A log's signed entries (``verify.load`` results, or ``LoadedEntry``: with ``entry_bytes`` and
+    ``entry``) still hold the checkpoint's head: not truncated, not forked."""
+    hashes: dict[object, str] = {}
+    for signed in entries:
+        check(signed.entry.get("campaign") == body["campaign"], "campaign_mismatch", "another campaign's checkpoint")
+        hashes.setdefault(signed.entry.get("seq"), verify.entry_hash(signed.entry_bytes).hex())
+    check(body["seq"] in hashes, "truncated", f"entries dropped since the checkpoint of {body['date']}")
+    check(hashes[body["seq"]] == body["head"], "fork", f"entry {body['seq']} is not the one checkpointed")
+
+
+@dataclass(frozen=True)
+class CheckpointProblem:
+    index: int  # which --checkpoint, counted from 1
+    date: str | None
+    code: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"FAIL punto de control {self.index} ({self.date or '?'}) [{self.code}]: {self.message}"
+
+
+def check_checkpoints(
+    report: AuditReport, documents: Iterable[object], public_key: Ed25519PublicKey
+) -> list[CheckpointProblem]:
+    """Each signed checkpoint kept earlier against the audited export."""
+    problems = []
+    for index, document in enumerate(documents, start=1):
+        body: Mapping[str, Any] = {}
+        try:
+            body = load_checkpoint(document, public_key)
+            check_checkpoint(body, report.entries)
+        except RollogError as exc:
+            message = explain(exc).message
+            if exc.code == "truncated":
+                message = (
+                    f"El registro es más corto que el punto de control firmado el {body['date']} "
+                    f"(entrada #{body['seq']}): se han borrado entradas."
+                )
+            elif exc.code == "fork":
+                message = f"La entrada #{body['seq']} no es la que firmó el punto de control del {body['date']}."
+            problems.append(CheckpointProblem(index, body.get("date"), exc.code, message))
+    return problems
 
 
 def export_entries(document: object) -> list[object]:
@@ -379,17 +435,35 @@ def describe(report: AuditReport) -> list[str]:
     return [*lines, f"FAIL: {len(report.problems)} problemas en {summary}"]
 
 
+def split_checkpoints(args: list[str]) -> tuple[list[str], list[str]] | None:
+    """``[... --checkpoint CP.json ...]`` -> (the other arguments, the checkpoint paths); None if malformed."""
+    rest, paths = [], []
+    words = iter(args)
+    for word in words:
+        if word == "--checkpoint":
+            path = next(words, None)
+            if path is None:
+                return None
+            paths.append(path)
+        else:
+            rest.append(word)
+    return rest, paths
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    args = list(sys.argv[1:] if argv is None else argv)
-    if len(args) < 2:
+    split = split_checkpoints(list(sys.argv[1:] if argv is None else argv))
+    if split is None or len(split[0]) < 2:
         print(
-            "uso: python -m rolls.verify_log EXPORTACION.json [MAS_PAGINAS.json …] CLAVE_PUBLICA_HEX",
+            "uso: python -m rolls.verify_log EXPORTACION.json [MAS_PAGINAS.json …] CLAVE_PUBLICA_HEX"
+            " [--checkpoint PUNTO.json …]",
             file=sys.stderr,
         )
         return 2
+    args, checkpoint_paths = split
     try:
         public_key = parse_public_key(args[-1])
         refs = [ref for path in args[:-1] for ref in export_entries(read_json(path))]
+        checkpoints = [read_json(path) for path in checkpoint_paths]
     except RollogError as exc:
         print(f"ERROR: {exc.message}", file=sys.stderr)
         return 2
@@ -398,7 +472,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     report = audit_log(refs, public_key)
     print("\n".join(describe(report)))
-    return 0 if report.ok else 1
+    failed = check_checkpoints(report, checkpoints, public_key)
+    for problem in failed:
+        print(problem)
+    if checkpoints and not failed:
+        print(
+            f"  Puntos de control comprobados: {len(checkpoints)}; el registro los contiene, sin recortes ni cambios."
+        )
+    return 0 if report.ok and not failed else 1
 
 
 if __name__ == "__main__":

@@ -346,8 +346,9 @@ def rollog_keys(request: HttpRequest) -> HttpResponse:
 
 @require_safe
 def verifier_download(request: HttpRequest) -> FileResponse:
-    path = Path(verify_roll.__file__)
-    return FileResponse(path.open("rb"), as_attachment=True, filename="verify_roll.py", content_type="text/x-python")
+    """The single-file verifier (``rolls/verify.py``), byte for byte the code this server checks rolls with."""
+    path = Path(verify_roll.__file__).with_name("verify.py")
+    return FileResponse(path.open("rb"), as_attachment=True, filename="verify.py", content_type="text/x-python")
 
 
 @require_safe

@@ -137,7 +137,12 @@ def test_next_run_is_the_next_local_time_of_day():
 
 
 def test_the_daily_jobs_are_registered():
-    assert set(daily.JOBS) == {"campaigns.notify.send_digests", "campaigns.clock.tick", "rolls.audit.audit_logs"}
+    assert set(daily.JOBS) == {
+        "campaigns.notify.send_digests",
+        "campaigns.clock.tick",
+        "rolls.audit.audit_logs",
+        "rolls.checkpoints.daily_checkpoints",
+    }
 
 
 def test_starting_the_daily_jobs_twice_enqueues_each_once(database_tasks):
@@ -146,9 +151,9 @@ def test_starting_the_daily_jobs_twice_enqueues_each_once(database_tasks):
         call_command("start_daily_tasks", stdout=out)
     assert _waiting(notify.send_digests) == 1
     assert _waiting(clock.tick) == 1
-    assert DBTaskResult.objects.filter(status=TaskResultStatus.READY).count() == 3
-    assert out.getvalue().count("próxima ejecución") == 3
-    assert out.getvalue().count("ya está en cola") == 3
+    assert DBTaskResult.objects.filter(status=TaskResultStatus.READY).count() == 4
+    assert out.getvalue().count("próxima ejecución") == 4
+    assert out.getvalue().count("ya está en cola") == 4
 
 
 def test_the_clock_runs_again_a_few_minutes_later_even_when_a_step_fails(database_tasks, monkeypatch):

@@ -27,7 +27,7 @@ from tests.rolls.conftest import make_table, public_key
 pytestmark = pytest.mark.skipif(connection.vendor != "postgresql", reason="needs PostgreSQL roles and triggers")
 
 DEPLOY_DOC = Path(__file__).resolve().parents[2] / "docs" / "deploy.md"
-LOG_TABLES = ["rolls_rollentry", "rolls_seedepoch", "rolls_campaignlog"]
+LOG_TABLES = ["rolls_rollentry", "rolls_seedepoch", "rolls_checkpoint", "rolls_campaignlog"]
 
 # Every (table, operation) that a BEFORE trigger of the roll log refuses.
 REFUSED_BY_TRIGGERS = """

@@ -150,6 +150,23 @@ def test_a_roll_without_a_post_says_so(table):
     assertContains(_page(roll(table)), "Tirada sin mensaje")
 
 
+def test_the_page_names_an_extension_by_the_dice_it_adds(table):
+    original = roll(table)
+    extended = services.extend_append(
+        parent=original,
+        user=table.player,
+        spec="1d6",
+        purpose="Dados añadidos",
+        read=plain_read,
+        client_seed=client_seed(),
+    )
+    html = _page(extended).content.decode()
+    items = html.split('<ol class="list-unstyled roll-versions">')[1].split("</ol>")[0]
+    lines = [" ".join(part.split()) for part in items.split("</li>")[:-1]]
+    assert f"original [{', '.join(map(str, original.entry['dice']))}]" in lines[0]
+    assert f"añade 1d6 (Ana) → [{', '.join(map(str, extended.entry['dice']))}]" in lines[1]
+
+
 def test_the_page_lists_the_reroll_chain_from_the_original_to_the_final_version(table):
     original = _hitos(table)
     first = services.reroll_append(
@@ -238,7 +255,8 @@ def test_the_verification_panel_shows_every_intermediate_value(table):
         response, f'<code id="v-fingerprint">{views.key_fingerprint(settings.ROLLOG_KEYS.public_key_hex)}</code>'
     )
     assertContains(response, "La comprobación en el navegador es una comodidad")
-    assertContains(response, f"python3 verify_roll.py {entry.permalink}.json {settings.ROLLOG_KEYS.public_key_hex}")
+    assertContains(response, f"python3 verify.py {entry.permalink}.json {settings.ROLLOG_KEYS.public_key_hex}")
+    assertContains(response, f'href="{reverse("rolls:verifier-download")}"')
     # The in-page check reads the same bundle the .json serves.
     assertContains(response, '<script id="roll-bundle" type="application/json">')
     assertContains(response, f'"entry_hash": "{entry.entry_hash}"')
@@ -432,10 +450,19 @@ def test_the_well_known_keys_document_lists_the_signing_key(db):
 
 
 def test_the_verifier_can_be_downloaded(db):
-    response = client_for(None).get("/verificador/verify_roll.py")
+    """The download is the single file the server itself verifies with."""
+    assert reverse("rolls:verifier-download") == "/verificador/verify.py"
+    response = client_for(None).get("/verificador/verify.py")
     assert response.status_code == 200
-    assert response["Content-Disposition"] == 'attachment; filename="verify_roll.py"'
-    assert b"".join(response.streaming_content) == (ROOT / "rolls" / "verify_roll.py").read_bytes()
+    assert response["Content-Disposition"] == 'attachment; filename="verify.py"'
+    assert b"".join(response.streaming_content) == (ROOT / "rolls" / "verify.py").read_bytes()
+    # Its address before issue 18 still leads to it.
+    assertRedirects(
+        client_for(None).get("/verificador/verify_roll.py"),
+        "/verificador/verify.py",
+        status_code=301,
+        fetch_redirect_response=False,
+    )
 
 
 # --- Log export ----------------------------------------------------------------------------

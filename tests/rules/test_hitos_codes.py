@@ -37,7 +37,7 @@ def test_an_extended_pool_reads_the_roll_first_and_the_extra_dice_after_it():
 
 
 def test_the_damage_of_a_code_above_mcm_is_mcm_plus_the_extra_dice():
-    # H51 — «partir del daño mCM de la tirada … y añadir … dados adicionales».
+    # H51 — «partir del daño mCM de la tirada correspondiente y añadir tantos dados adicionales de daño directo».
     base, extra = split_pool("mCM+2d10", [9, 3, 7, 4, 10])
     assert code_value("mCM+2d10", *sorted(base), extra) == 3 + 7 + 9 + 4 + 10
     result = attack_damage(hitos.HitosRoll(base), "mCM+2d10", bonus=2, rd=3, extra_dice=extra)

@@ -77,6 +77,7 @@ from campaigns.models import Absence, Campaign, Deadline, Membership, Post, Role
 from campaigns.permissions import campaign_access
 from rolls import services as roll_services
 from rolls.forms import CLIENT_SEED_MAX_LENGTH, CLIENT_SEED_MESSAGE, FreeRollForm
+from rolls.forms_checkpoints import CheckpointSubscriptionForm
 from rolls.models import CampaignLog
 from rules.aventuras import HeroSpend
 from sheets.forms import SheetOptionsForm
@@ -98,6 +99,7 @@ from systems.hitos.combat.forms import (
     CombatantAddForm,
     CombatantStateForm,
     CombatStartForm,
+    DamageApplyForm,
     DelayForm,
     EffectForm,
     RoundDeadlineForm,
@@ -246,6 +248,24 @@ class World(PlayWorld):
             post=self.post,
             client_seed=client_seed(),
         )
+
+    @cached_property
+    def attack_above_mcm(self) -> Attack:
+        """Inés's hit with a weapon above mCM: its extra die is drawn when the damage is applied (H51)."""
+        weapon = self.ines.weapons.create(name="Cañón", damage_code="mCM+1d10", melee=False)
+        with chosen_dice([9, 3, 7]):
+            return combat_services.attack_make(
+                combat=self.combat,
+                access=campaign_access(self.gm, self.campaign),
+                attacker=self.combatant(self.ines),
+                target=self.combatant(self.npc),
+                weapon=weapon,
+            )
+
+    @cached_property
+    def scene_aspect(self) -> SceneAspect:
+        """An aspect of the scene Ana can activate for Inés's roll."""
+        return SceneAspect.objects.create(scene=self.scene, phrase="Oscuridad")
 
     @cached_property
     def combat(self):
@@ -1330,10 +1350,16 @@ FORMS: dict[type[forms.BaseForm], tuple[Target, ...]] = {
             lambda w: w.sheet_url("hitos:meter-update", w.ines, sheet_services.HEALTH),
             "gm",
             lambda w: _prefixed(
-                sheet_services.HEALTH, action="damage", amount="1", rested="on", reason="Un golpe", post=""
+                sheet_services.HEALTH,
+                action="damage",
+                amount="1",
+                rested="on",
+                reason="Un golpe",
+                post="",
+                client_seed=client_seed(),
             ),
             lambda w: MeterForm(meter=sheet_services.HEALTH, campaign=w.campaign),
-            text=("reason",),
+            text=("reason", "client_seed"),
             numbers=("amount",),
             prefix=sheet_services.HEALTH,
         ),
@@ -1422,6 +1448,34 @@ FORMS: dict[type[forms.BaseForm], tuple[Target, ...]] = {
             lambda w: {"aspect": "libre", "aspect_text": "Suelo mojado", "note": "Llovía.", "dice": "0"},
             lambda w: NegativeActivationForm(aspects=[], free_text=True),
             text=("aspect_text", "note"),
+        ),
+    ),
+    # Issue 18: the extra dice of damage above mCM carry the browser's seed.
+    DamageApplyForm: (
+        Target(
+            "hitos:combat-damage-apply",
+            lambda w: w.scene_url("hitos:combat-damage-apply", w.attack_above_mcm.pk),
+            "gm",
+            lambda w: {"client_seed": client_seed()},
+            lambda w: DamageApplyForm(),
+            text=("client_seed",),
+            echoes=False,
+        ),
+    ),
+    # Issue 18: a re-roll carries the browser's seed, like a first roll.
+    PositiveActivationForm: (
+        Target(
+            "hitos:activation-positive",
+            lambda w: reverse("hitos:activation-positive", args=[w.table_roll.pk]),
+            "ana",
+            lambda w: {
+                "aspect": f"s{w.scene_aspect.pk}",
+                "payment": "point",
+                "dice": "0",
+                "client_seed": client_seed(),
+            },
+            lambda w: PositiveActivationForm(aspects=[], payments=[]),
+            text=("client_seed",),
         ),
     ),
     DramaPoolForm: (
@@ -2191,7 +2245,6 @@ NOT_TYPED = {
     # The file's content goes through SheetForm, NpcForm and the formsets: see
     # test_an_imported_sheet_with_an_over_long_complication_is_refused.
     ImportForm: "a file",
-    PositiveActivationForm: "choices",
     CombatStartForm: "checkboxes",
     CombatantAddForm: "a choice",
     CombatantStateForm: "checkboxes",
@@ -2218,6 +2271,9 @@ NOT_TYPED = {
     vaesen_combat.TurnDeadlineForm: "a date and a choice",
     vaesen_combat.ReactionDeadlineForm: "a date and a choice",
     aventuras_contest_forms.ReactionDeadlineForm: "a date and a choice",
+    # Issue 18: a member asks for the daily signed checkpoint by e-mail, or stops
+    # (tests/rolls/test_checkpoints.py: a bad choice is refused in Spanish).
+    CheckpointSubscriptionForm: "a choice",
 }
 
 # Text areas "one per line" whose lines are each stored as a row: the limit

@@ -16,7 +16,8 @@
 //   old head stays kept, whatever later visits are shown.
 // Network errors and answers that are not JSON leave everything as it was
 // (nothing shown, nothing kept). A walk longer than MAX_PAGES pages keeps
-// nothing new and starts again on the next visit.
+// the last entry it checked (it extends the kept head as well) and goes on
+// from there on the next visit.
 //
 // The element's data-witness says how the last check ended ("kept",
 // "same", "extended", "fork", "later", "none" without a log, "offline");
@@ -108,7 +109,8 @@
   }
 
   // Walk the export from the kept entry to the head: true when it extends
-  // the kept head up to `head`, null when the walk was too long for now.
+  // the kept head up to `head`; when the walk is too long for one visit, the
+  // last entry it checked (a head that extends the kept one too).
   async function walk(kept, head) {
     let path = `${box.dataset.exportUrl}?desde=${kept.seq}`;
     let last = null;
@@ -129,7 +131,7 @@
       }
       path = typeof page.next === "string" && page.next ? sameSite(page.next) : null;
     }
-    if (path) return null;
+    if (path) return last;
     // An export that stops before the head it announced hides entries.
     if (last === null || last.seq < head.seq) throw new Fork();
     return true;
@@ -184,7 +186,11 @@
         fillSeen(head.head);
         return "same";
       }
-      if ((await walk(kept, head)) === null) return "later";
+      const reached = await walk(kept, head);
+      if (reached !== true) {
+        if (reached && reached.seq > kept.seq) keep({ campaign: head.campaign, seq: reached.seq, head: reached.hash });
+        return "later";
+      }
     } catch (error) {
       if (error instanceof Fork) {
         warn(kept);

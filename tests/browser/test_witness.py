@@ -187,3 +187,31 @@ def test_the_warning_stays_hidden_and_nothing_is_kept_without_a_log(page: Page, 
     expect(witness(page)).to_have_attribute("data-witness", "none")
     expect(page.locator("[data-witness-warning]")).to_be_hidden()
     assert page.evaluate("() => localStorage.getItem('rollog-witness')") is None
+
+
+def test_a_walk_too_long_for_one_visit_keeps_what_it_checked_and_goes_on_later(page: Page, world: World, live_server):
+    """Past MAX_PAGES (20) pages of export, the browser keeps the last entry it
+    checked (it extends the kept head too) and walks on from there next time."""
+    log_in(page.context, world.player, live_server.url)
+    visit(page, world, "kept")
+    entries = [roll(world) for _ in range(24)]
+
+    def one_entry_per_page(route: Route) -> None:
+        # The real export, cut into pages of one entry: 24 pages to walk.
+        response = route.fetch()
+        document = response.json()
+        start = document["start"]
+        export = reverse("rolls:log-export", args=[world.campaign.slug])
+        document["entries"] = document["entries"][:1]
+        # `next` names another host: the walk asks this site all the same.
+        last = start >= entries[-1].seq
+        document["next"] = None if last else f"http://elsewhere.example{export}?desde={start + 1}"
+        route.fulfill(response=response, json=document)
+
+    page.route(EXPORT, one_entry_per_page)
+    visit(page, world, "later")
+    # 20 pages from entry 0: entries 0–19 checked, entry 19 kept.
+    assert (kept(page, world)["seq"], kept(page, world)["head"]) == (entries[18].seq, entries[18].entry_hash)
+    visit(page, world, "extended")
+    assert (kept(page, world)["seq"], kept(page, world)["head"]) == (entries[-1].seq, entries[-1].entry_hash)
+    expect(page.locator("[data-witness-warning]")).to_be_hidden()

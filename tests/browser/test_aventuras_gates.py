@@ -13,7 +13,7 @@ Aventuras demo campaign (demo/aventuras.py, «El castillo de regaliz»), at
 and the HTML each page was served has no error for the Nu HTML Checker.
 
 The demo is loaded once and every page visited in one go by a module fixture
-(``test_gates.Crawl``, the same visit), one browser context per person: a
+(tests/browser/gates.py, the same visit), one browser context per person: a
 visitor without an account, Ana (Chispa, whose reaction to the Barón's
 gumdrop is open, A14, and whose claim of a hero point for her flaw waits for
 the GM, A25), Bruno (Grumo, with the state «Pegajoso» por el morro to accept,
@@ -28,33 +28,21 @@ CI=true they fail instead.
 
 from __future__ import annotations
 
-import json
-import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 
 import pytest
 from django.urls import reverse
-from playwright.sync_api import Browser, ConsoleMessage
 
 from accounts.models import User
 from campaigns.models import Campaign
 from rolls.models import RollEntry
 from sheets.models import Character
 from table.models import TableRoll
-from tests.browser.conftest import (
-    describe_overflow,
-    describe_violations,
-    describe_vnu,
-    is_vnu_error,
-    require_gate_tools,
-)
-from tests.browser.test_gates import WIDTHS, Crawl, Visit, _site_as_in_a_test
+from tests.browser.gates import Crawl, Gate, crawl_fixture, gate_tests
 
-pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
-
-FIGURES = Path(__file__).resolve().parents[2] / "test-results" / "gates-aventuras.json"
+# Not transactional: the tests only read what the crawl kept (tests/browser/gates.py).
+pytestmark = [pytest.mark.browser, pytest.mark.django_db]
 
 # The sheet the crawl writes and sends, for the GM's review form.
 CANDIDATE = "Mentita, la caramelo de menta"
@@ -130,13 +118,6 @@ class AventurasDemo:
         )
 
 
-@dataclass(frozen=True)
-class Gate:
-    name: str
-    who: str  # "visitor" (logged out), "ana", "bruno" or "gm"
-    address: Callable[[AventurasDemo], str]
-
-
 def _in_campaign(name: str, *args: str) -> Callable[[AventurasDemo], str]:
     return lambda demo: reverse(name, args=[demo.campaign.slug, *(getattr(demo, arg) for arg in args)])
 
@@ -187,110 +168,21 @@ PAGES = (
 
 
 class AventurasCrawl(Crawl):
-    """``test_gates.Crawl``'s visit of ``PAGES``, with the Aventuras demo's people."""
+    """The gates' visit of ``PAGES``, with the Aventuras demo's people."""
 
-    def run(self) -> None:
-        try:
-            demo = AventurasDemo.load()
-        except Exception as error:  # noqa: BLE001 - every test reports it
-            self.failure = f"the Aventuras demo campaign could not be loaded: {error!r}"
-            return
-        pages = {who: self._page_for(user) for who, user in demo.people.items()}
-        for gate in PAGES:
-            url = gate.address(demo)
-            for width in WIDTHS:
-                visit = Visit(url=url)
-                self.visits[gate.name, width] = visit
-                try:
-                    self._visit(pages[gate.who], gate, width, visit)
-                except Exception as error:  # noqa: BLE001 - the page's tests report it
-                    visit.error = f"{type(error).__name__}: {error}"
+    pages = PAGES
+    figures = "gates-aventuras.json"
+    what = "Aventuras demo campaign"
 
-    def _on_console(self, message: ConsoleMessage) -> None:
-        # Where, too: a resource that failed to load is named by its address.
-        if message.type == "error":
-            self._problems.append(f"console error at {message.location.get('url') or '?'}: {message.text}")
-
-    def _write_figures(self) -> None:
-        figures = {}
-        for gate in PAGES:
-            messages = (self._vnu or {}).get(gate.name)
-            figures[gate.name] = {
-                "who": gate.who,
-                "url": self.visits[gate.name, WIDTHS[0]].url if (gate.name, WIDTHS[0]) in self.visits else "",
-                "widths": {
-                    f"{width}px": {
-                        "status": visit.status,
-                        "axe_violations": len(visit.violations),
-                        "axe_rules": sorted(violation["id"] for violation in visit.violations),
-                        "page_width": visit.overflow.get("page"),
-                        "browser_problems": len(visit.problems),
-                        "error": visit.error,
-                    }
-                    for width in WIDTHS
-                    if (visit := self.visits.get((gate.name, width)))
-                },
-                "vnu_errors": None if messages is None else sum(is_vnu_error(m) for m in messages),
-                "vnu_warnings": None if messages is None else sum(not is_vnu_error(m) for m in messages),
-            }
-        FIGURES.parent.mkdir(exist_ok=True)
-        FIGURES.write_text(json.dumps(figures, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    def build(self) -> tuple[AventurasDemo, dict[str, User | None]]:
+        demo = AventurasDemo.load()
+        return demo, demo.people
 
 
-@pytest.fixture(scope="module")
-def crawl(
-    request: pytest.FixtureRequest, browser: Browser, django_db_setup, django_db_blocker
-) -> Iterator[AventurasCrawl]:
-    java = require_gate_tools()
-    server = request.getfixturevalue("live_server")
-    with tempfile.TemporaryDirectory(prefix="hitos-aventuras-gates-") as folder:
-        crawl = AventurasCrawl(browser, server.url, java, Path(folder))
-        with django_db_blocker.unblock(), _site_as_in_a_test(server):
-            crawl.run()
-        yield crawl
-        crawl.close()
-
-
-def _loaded(visit: Visit, gate: Gate, width: int) -> None:
-    where = f"{gate.name} ({visit.url}) at {width} px"
-    assert not visit.error, f"{where}: the visit failed: {visit.error}"
-    assert visit.status == 200, f"{where}: answered {visit.status}"
-    assert visit.final_url.endswith(visit.url), f"{where}: ended at {visit.final_url} instead"
-
-
-def _ids(gates) -> list[str]:
-    return [gate.name for gate in gates]
-
-
-@pytest.mark.parametrize("width", WIDTHS, ids=lambda width: f"{width}px")
-@pytest.mark.parametrize("gate", PAGES, ids=_ids(PAGES))
-def test_aventuras_page_has_no_accessibility_violation(crawl: AventurasCrawl, gate: Gate, width: int):
-    visit = crawl.visit(gate, width)
-    _loaded(visit, gate, width)
-    assert not visit.problems, f"{gate.name} at {width} px: the browser reported:\n" + "\n".join(visit.problems)
-    assert not visit.violations, (
-        f"{gate.name} ({visit.url}) at {width} px: axe-core found {len(visit.violations)} violation(s):\n"
-        + describe_violations(visit.violations)
-    )
-
-
-@pytest.mark.parametrize("width", WIDTHS, ids=lambda width: f"{width}px")
-@pytest.mark.parametrize("gate", PAGES, ids=_ids(PAGES))
-def test_aventuras_page_fits_the_window_without_sideways_scroll(crawl: AventurasCrawl, gate: Gate, width: int):
-    visit = crawl.visit(gate, width)
-    _loaded(visit, gate, width)
-    overflow = visit.overflow
-    assert overflow["page"] <= overflow["viewport"], f"{gate.name} ({visit.url}) at {width} px: " + describe_overflow(
-        overflow
-    )
-
-
-@pytest.mark.parametrize("gate", PAGES, ids=_ids(PAGES))
-def test_aventuras_page_html_has_no_error_for_the_nu_checker(crawl: AventurasCrawl, gate: Gate):
-    messages = crawl.html_messages(gate)
-    errors = [message for message in messages if is_vnu_error(message)]
-    warnings = [message for message in messages if not is_vnu_error(message)]
-    report = f"{gate.name}: {len(errors)} error(s), {len(warnings)} warning(s)"
-    if warnings:
-        print(report + "\n" + describe_vnu(warnings))
-    assert not errors, f"{report} from the Nu HTML Checker:\n" + describe_vnu(errors)
+crawl = crawl_fixture(AventurasCrawl)
+(
+    test_aventuras_crawl_visits_every_page,
+    test_aventuras_page_has_no_accessibility_violation,
+    test_aventuras_page_fits_the_window_without_sideways_scroll,
+    test_aventuras_page_html_has_no_error_for_the_nu_checker,
+) = gate_tests(PAGES, count=32)

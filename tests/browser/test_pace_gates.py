@@ -14,8 +14,8 @@ and the HTML each page was served has no error for the Nu HTML Checker.
 
 One world is built for the module (``tests.conftest.make_world``, «La
 mansión», plus a third player and an Hora de Aventuras campaign with the same
-GM) and every page visited in one go by a module fixture (``test_gates.Crawl``),
-one browser context per person:
+GM) and every page visited in one go by a module fixture
+(tests/browser/gates.py), one browser context per person:
 
 - the GM has asked «¿Qué hacéis?» in «El vestíbulo», which has a deadline:
   Ana and Bruno are awaited; Bruno is away («de viaje hasta el 12»,
@@ -41,16 +41,14 @@ CI=true they fail instead.
 
 from __future__ import annotations
 
-import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
-from pathlib import Path
 
 import pytest
 from django.urls import reverse
 from django.utils import timezone
-from playwright.sync_api import Browser, Locator, Page, expect
+from playwright.sync_api import Locator, Page
 
 from accounts.models import TakeoverConsent, User
 from campaigns import absences, deadlines
@@ -64,20 +62,12 @@ from systems.hitos.combat import turns
 from systems.hitos.system import request_facts
 from table import takeover as takeovers
 from table.roll_requests import services as roll_requests
-from tests.browser.conftest import (
-    axe_violations,
-    describe_overflow,
-    describe_violations,
-    describe_vnu,
-    horizontal_overflow,
-    is_vnu_error,
-    require_gate_tools,
-)
-from tests.browser.test_gates import HEIGHT, WIDTHS, Crawl, Visit, _site_as_in_a_test
+from tests.browser.gates import Crawl, Gate, crawl_fixture, gate_tests
 from tests.conftest import make_world
 from tests.factories import CampaignFactory, UserFactory, client_seed, make_scene, play_character, write
 
-pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+# Not transactional: the tests only read what the crawl kept (tests/browser/gates.py).
+pytestmark = [pytest.mark.browser, pytest.mark.django_db]
 
 ABSENCE_NOTE = "de viaje hasta el 12"
 
@@ -241,15 +231,6 @@ def _refuse_takeover(page: Page) -> Locator:
     return form
 
 
-@dataclass(frozen=True)
-class Gate:
-    name: str
-    who: str  # "gm", "ana", "bruno" or "carla"
-    address: Callable[[PaceWorld], str]
-    shows: tuple[str, ...]  # texts the page must show (the parts checked really are there)
-    refuse: Callable[[Page], Locator] | None = None  # fills a form wrongly; it is then posted without htmx
-
-
 def _in(name: str, *args: str) -> Callable[[PaceWorld], str]:
     return lambda w: reverse(name, args=[w.slug, *(getattr(w, arg) for arg in args)])
 
@@ -323,112 +304,22 @@ PAGES = (
 )
 
 
-# Real faults of the pages, reported for a fix in the files that own them;
-# strict, so each test fails again (XPASS) once its page is fixed.
 class PaceCrawl(Crawl):
-    """``test_gates.Crawl``'s visit of ``PAGES`` in the module's world."""
+    """The gates' visit of ``PAGES`` in the module's world (its figures are
+    not recorded: issue 14's crawl has its own file)."""
 
-    def run(self) -> None:
-        try:
-            world = PaceWorld.build()
-        except Exception as error:  # noqa: BLE001 - every test reports it
-            self.failure = f"the world could not be built: {error!r}"
-            return
-        pages = {who: self._page_for(user) for who, user in world.people.items()}
-        for gate in PAGES:
-            url = gate.address(world)
-            for width in WIDTHS:
-                visit = Visit(url=url)
-                self.visits[gate.name, width] = visit
-                try:
-                    self._visit(pages[gate.who], gate, width, visit)
-                except Exception as error:  # noqa: BLE001 - the page's tests report it
-                    visit.error = f"{type(error).__name__}: {error}"
+    pages = PAGES
+    figures = None
 
-    def _visit(self, page: Page, gate: Gate, width: int, visit: Visit) -> None:
-        self._problems = visit.problems
-        page.set_viewport_size({"width": width, "height": HEIGHT})
-        response = page.goto(visit.url)
-        page.wait_for_load_state("load")
-        if gate.refuse is not None:
-            form = gate.refuse(page)
-            # Posted as without JavaScript (htmx sees no submit event): the
-            # page the server sends back, whole, is the one checked.
-            with page.expect_navigation() as navigation:
-                form.evaluate("form => HTMLFormElement.prototype.submit.call(form)")
-            response = navigation.value
-            page.wait_for_load_state("load")
-        visit.status = response.status if response else 0
-        visit.final_url = page.url
-        # The scene page's status, swapped in by htmx, and whatever the gate is about.
-        expect(page.locator("#estado-escena[data-hx-get]")).to_have_count(0)
-        for text in gate.shows:
-            expect(page.get_by_text(text, exact=False).first).to_be_attached()
-        if response is not None and gate.name not in self.served:
-            served = self.folder / f"{gate.name}.html"
-            served.write_bytes(response.body())
-            self.served[gate.name] = served
-        visit.violations = axe_violations(page)
-        visit.overflow = horizontal_overflow(page)
-        page.evaluate("() => document.readyState")
-
-    def _write_figures(self) -> None:
-        # The figures of issue 14's crawl are its own file; these pages are checked, not recorded.
-        return
+    def build(self) -> tuple[PaceWorld, dict[str, User | None]]:
+        world = PaceWorld.build()
+        return world, world.people
 
 
-@pytest.fixture(scope="module")
-def crawl(request: pytest.FixtureRequest, browser: Browser, django_db_setup, django_db_blocker) -> Iterator[PaceCrawl]:
-    java = require_gate_tools()
-    server = request.getfixturevalue("live_server")
-    with tempfile.TemporaryDirectory(prefix="hitos-pace-gates-") as folder:
-        crawl = PaceCrawl(browser, server.url, java, Path(folder))
-        with django_db_blocker.unblock(), _site_as_in_a_test(server):
-            crawl.run()
-        yield crawl
-        crawl.close()
-
-
-def _loaded(visit: Visit, gate: Gate, width: int) -> None:
-    where = f"{gate.name} ({visit.url}) at {width} px"
-    assert not visit.error, f"{where}: the visit failed: {visit.error}"
-    assert visit.status == 200, f"{where}: answered {visit.status}"
-    assert visit.final_url.endswith(visit.url), f"{where}: ended at {visit.final_url} instead"
-
-
-def _ids(gates) -> list[str]:
-    return [gate.name for gate in gates]
-
-
-@pytest.mark.parametrize("width", WIDTHS, ids=lambda width: f"{width}px")
-@pytest.mark.parametrize("gate", PAGES, ids=_ids(PAGES))
-def test_pace_page_has_no_accessibility_violation(crawl: PaceCrawl, gate: Gate, width: int):
-    visit = crawl.visit(gate, width)
-    _loaded(visit, gate, width)
-    assert not visit.problems, f"{gate.name} at {width} px: the browser reported:\n" + "\n".join(visit.problems)
-    assert not visit.violations, (
-        f"{gate.name} ({visit.url}) at {width} px: axe-core found {len(visit.violations)} violation(s):\n"
-        + describe_violations(visit.violations)
-    )
-
-
-@pytest.mark.parametrize("width", WIDTHS, ids=lambda width: f"{width}px")
-@pytest.mark.parametrize("gate", PAGES, ids=_ids(PAGES))
-def test_pace_page_fits_the_window_without_sideways_scroll(crawl: PaceCrawl, gate: Gate, width: int):
-    visit = crawl.visit(gate, width)
-    _loaded(visit, gate, width)
-    overflow = visit.overflow
-    assert overflow["page"] <= overflow["viewport"], f"{gate.name} ({visit.url}) at {width} px: " + describe_overflow(
-        overflow
-    )
-
-
-@pytest.mark.parametrize("gate", PAGES, ids=_ids(PAGES))
-def test_pace_page_html_has_no_error_for_the_nu_checker(crawl: PaceCrawl, gate: Gate):
-    messages = crawl.html_messages(gate)
-    errors = [message for message in messages if is_vnu_error(message)]
-    warnings = [message for message in messages if not is_vnu_error(message)]
-    report = f"{gate.name}: {len(errors)} error(s), {len(warnings)} warning(s)"
-    if warnings:
-        print(report + "\n" + describe_vnu(warnings))
-    assert not errors, f"{report} from the Nu HTML Checker:\n" + describe_vnu(errors)
+crawl = crawl_fixture(PaceCrawl)
+(
+    test_pace_crawl_visits_every_page,
+    test_pace_page_has_no_accessibility_violation,
+    test_pace_page_fits_the_window_without_sideways_scroll,
+    test_pace_page_html_has_no_error_for_the_nu_checker,
+) = gate_tests(PAGES, count=21)

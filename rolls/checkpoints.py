@@ -119,6 +119,11 @@ def file_name(checkpoint: Checkpoint, log_id: str) -> str:
 # --- making them ------------------------------------------------------------------------
 
 
+# How many days back a run makes the checkpoints it finds missing (a worker
+# that was down over a midnight).
+CATCH_UP_DAYS = 7
+
+
 def day_that_ended(now: datetime) -> date:
     """The UTC day before ``now``'s."""
     return now.astimezone(UTC).date() - timedelta(days=1)
@@ -161,16 +166,22 @@ def publish_checkpoints(now: datetime | None = None) -> list[Checkpoint]:
     """The checkpoint of the UTC day that just ended for every campaign whose
     log had entries then; campaigns that have it already are skipped (a
     second run adds nothing). A log that did not move that day still gets
-    the day's checkpoint, with the same head as the day before."""
+    the day's checkpoint, with the same head as the day before.
+
+    Days missed while no worker ran (up to CATCH_UP_DAYS back) are made too,
+    oldest first: each states the head as it stood at the end of its own
+    day (entry times never go back), signed when it is made (``time``)."""
     now = now or timezone.now()
-    day = day_that_ended(now)
-    done = Checkpoint.objects.filter(date=day).values("campaign_id")
-    logs = CampaignLog.objects.exclude(campaign_id__in=done).order_by("campaign_id")
+    last_day = day_that_ended(now)
     made = []
-    for log in logs:
-        checkpoint = make_checkpoint(log, day, now, settings.ROLLOG_KEYS.signing_key)
-        if checkpoint is not None:
-            made.append(checkpoint)
+    for back in range(CATCH_UP_DAYS - 1, -1, -1):
+        day = last_day - timedelta(days=back)
+        done = Checkpoint.objects.filter(date=day).values("campaign_id")
+        logs = CampaignLog.objects.exclude(campaign_id__in=done).order_by("campaign_id")
+        for log in logs:
+            checkpoint = make_checkpoint(log, day, now, settings.ROLLOG_KEYS.signing_key)
+            if checkpoint is not None:
+                made.append(checkpoint)
     return made
 
 

@@ -237,7 +237,7 @@ def main(argv: list[str]) -> int:
         return print(f"FAIL: {getattr(exc, 'code', 'bad_bundle')} {exc}") or 1
     except (IndexError, OSError, ValueError, RecursionError) as exc:  # no bundle, or no key
         return print(f"usage: python3 verify.py ROLL.json PUBLIC_KEY_HEX\nERROR: {exc!r}", file=sys.stderr) or 2
-    said = f"{e['spec']} -> {e['dice']}" if proof.content else "sealed: chain position verified, content not disclosed"
+    said = f"{e['spec']} -> {e['dice']}, client seed: {e['client_seed_source']}{' (fairness rests on the operator)' * (e['client_seed_source'] == 'server')}" if proof.content else "sealed: chain position verified, content not disclosed"  # fmt: skip
     return print(f"OK {permalink(proof.entry.hash)}: {e['campaign']} #{e['seq']} {e['time']}: {said}") or 0
 
 

@@ -4,7 +4,7 @@ Usage::
 
     python -m rolls.verify_log EXPORT.json [MORE_PAGES.json ...] PUBKEY_HEX [--checkpoint CP.json ...]
 
-EXPORT.json is the campaign log export (``/c/<campaign>/log.json``); when the
+EXPORT.json is the campaign log export (``/partidas/<campaign>/tiradas/registro.json``); when the
 export is paginated, give every page in order, starting at seq 0. A bare list
 ``[{"entry_b64", "sig"}, …]`` is accepted as well.
 

@@ -140,7 +140,10 @@
   function warn(kept) {
     const warning = box.querySelector("[data-witness-warning]");
     const seen = box.querySelector("[data-witness-seen]");
+    const download = box.querySelector("[data-witness-export]");
     if (!warning) return;
+    // The export from the kept entry on: what now stands where the kept head was.
+    if (download) download.href = `${box.dataset.exportUrl}?desde=${kept.seq}`;
     if (seen) {
       let date = kept.time;
       try {

@@ -127,7 +127,8 @@ def test_an_entry_rewritten_after_the_kept_head_shows_the_fork_warning(page: Pag
     expect(warning).to_contain_text(f"la entrada n.º {seen.seq}, con cabeza {seen.entry_hash[:16]}.")
     expect(warning).to_contain_text("No borres los datos de este navegador")
     download = warning.get_by_role("link", name="Descarga ahora el registro de la partida y guárdalo.")
-    expect(download).to_have_attribute("href", reverse("rolls:log-export", args=[world.campaign.slug]) + "?desde=0")
+    export = reverse("rolls:log-export", args=[world.campaign.slug])
+    expect(download).to_have_attribute("href", f"{export}?desde={seen.seq}")
     expect(warning).to_contain_text("Avisa a la dirección de la partida y a quienes llevan el sitio.")
     expect(warning).to_contain_text("punto de control diario")
     assert kept(page, world) == before

@@ -132,6 +132,21 @@ def test_a_log_that_did_not_move_still_gets_its_days_checkpoint_and_new_logs_wai
     assert not Checkpoint.objects.filter(campaign=later.campaign, date=DAY).exists()
 
 
+def test_days_missed_while_no_worker_ran_are_made_with_the_head_of_their_own_day(clock):
+    world = _make_log(clock)
+    first = CampaignLog.objects.get(campaign=world.campaign)
+    at_end_of_day = (first.seq, first.head_hash)
+    clock.now = datetime(2031, 3, 16, 9, 0, tzinfo=UTC)
+    roll(world)  # on the 16th
+    # No worker from the 14th's midnight to the 18th's: one run makes the 14th–17th.
+    made = checkpoints.publish_checkpoints(datetime(2031, 3, 18, 0, 10, tzinfo=UTC))
+    days = {c.date: (c.seq, c.head_hash) for c in made}
+    assert sorted(days) == [DAY + timedelta(days=n) for n in range(4)]
+    assert days[DAY] == days[DAY + timedelta(days=1)] == at_end_of_day
+    assert days[DAY + timedelta(days=2)] == days[DAY + timedelta(days=3)] != at_end_of_day
+    assert checkpoints.publish_checkpoints(datetime(2031, 3, 18, 1, 10, tzinfo=UTC)) == []
+
+
 def test_checkpoints_are_never_changed_or_deleted(clock):
     _make_log(clock)
     (checkpoint,) = checkpoints.publish_checkpoints(MIDNIGHT)

@@ -1,6 +1,6 @@
 """rolls/verify.py, the single file a player downloads: short, self-contained,
 reproducing every vector and refusing every tampering; and the daily checkpoints
-(the agreed format of /work/helpers/checkpoint-format.md), checked by
+(their format: docs/verification.md, "Daily checkpoints"), checked by
 rolls/verify_log.py with the single file's primitives."""
 
 from __future__ import annotations
@@ -538,7 +538,17 @@ def test_the_single_file_runs_copied_out_of_the_repository(world, tmp_path):
 
     result = run(str(good), PUBLIC_KEY_HEX)
     assert result.returncode == 0, result.stderr
-    assert result.stdout == "OK fyjcb6gycz4oyq2voczghaek: hitos-demo #5 2025-01-15T20:15:00Z: 5d6 -> [4, 5, 6, 6, 3]\n"
+    assert result.stdout == (
+        "OK fyjcb6gycz4oyq2voczghaek: hitos-demo #5 2025-01-15T20:15:00Z: 5d6 -> [4, 5, 6, 6, 3], client seed: browser\n"
+    )
+    # A seed the server made is said, with what it means (issue 18).
+    served = tmp_path / "served.json"
+    served.write_text(
+        json.dumps(v1.bundle(v1.edited(world.log[5], client_seed_source="server"), world.log[0])), encoding="utf-8"
+    )
+    result = run(str(served), PUBLIC_KEY_HEX)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.endswith(": 5d6 -> [4, 5, 6, 6, 3], client seed: server (fairness rests on the operator)\n")
     bad = tmp_path / "bad.json"
     bad.write_text(json.dumps(v1.bundle(v1.edited(world.log[1], dice=[1, 1, 1]), world.log[0])), encoding="utf-8")
     result = run(str(bad), PUBLIC_KEY_HEX)

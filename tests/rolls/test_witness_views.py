@@ -119,7 +119,7 @@ def test_a_members_campaign_pages_carry_the_witness_and_its_hidden_warning(who):
         assert f'data-campaign="{slug}" data-campaign-id="{world.campaign.pk}"' in witness
         assert 'class="alert alert-danger" role="alert" data-witness-warning hidden' in witness
         assert "{date}" in witness and "{seq}" in witness and "{head}" in witness
-        assert f'href="/partidas/{slug}/tiradas/registro.json?desde=0" download' in witness
+        assert f'href="/partidas/{slug}/tiradas/registro.json?desde=0" data-witness-export download' in witness
 
 
 @pytest.mark.django_db

@@ -102,6 +102,7 @@ from systems.hitos.combat.forms import (
     DamageApplyForm,
     DelayForm,
     EffectForm,
+    InitiativeForm,
     RoundDeadlineForm,
     ShiftForm,
 )
@@ -773,6 +774,28 @@ def _vaesen_test_data(w: World) -> dict[str, str]:
 
 def _vaesen_scene_url(w: World, name: str, *args) -> str:
     return w.vaesen_url(name, w.vaesen.scene.pk, *args)
+
+
+def _vaesen_combat_url(w: World, name: str) -> str:
+    """A new combat of Elsa and the miller, before its initiative (and its ambush, V25)."""
+    v = w.vaesen
+    combat = vaesen_combat_services.combat_start(
+        scene=v.scene, access=campaign_access(w.gm, v.campaign), characters=[v.pc, v.npc]
+    )
+    return _vaesen_scene_url(w, name, combat.pk)
+
+
+def _vaesen_ambush_data(w: World) -> dict[str, str]:
+    """Elsa ambushes the miller, in the combat ``_vaesen_combat_url`` opened."""
+    combat = w.vaesen.scene.vaesen_combats.get(ended_at__isnull=True)
+    elsa, miller = (combat.combatants.get(character=c).pk for c in (w.vaesen.pc, w.vaesen.npc))
+    return {"roller": str(elsa), "watcher": str(miller), "ambushers": str(elsa), "client_seed": client_seed()}
+
+
+def _vaesen_owed_injury_url(w: World) -> str:
+    """Elsa owes the critical injury of the sheet's «Sufrir» (V10)."""
+    VaesenSheet.objects.filter(pk=w.vaesen.pc.pk).update(pending_injuries=["físico"])
+    return w.vaesen_url("vaesen:injury-roll", w.vaesen.pc.pk)
 
 
 def _vaesen_opposed_data(w: World) -> dict[str, str]:
@@ -1462,6 +1485,18 @@ FORMS: dict[type[forms.BaseForm], tuple[Target, ...]] = {
             echoes=False,
         ),
     ),
+    # Issue 18: initiative rolls (and their roll-offs) carry the browser's seed.
+    InitiativeForm: (
+        Target(
+            "hitos:combat-initiative",
+            lambda w: w.scene_url("hitos:combat-initiative", w.combat.pk),
+            "gm",
+            lambda w: {"client_seed": client_seed()},
+            lambda w: InitiativeForm(),
+            text=("client_seed",),
+            echoes=False,
+        ),
+    ),
     # Issue 18: a re-roll carries the browser's seed, like a first roll.
     PositiveActivationForm: (
         Target(
@@ -1793,6 +1828,16 @@ FORMS: dict[type[forms.BaseForm], tuple[Target, ...]] = {
             text=("client_seed",),
             echoes=False,
         ),
+        # Issue 18: the critical injury the sheet's «Sufrir» owes (V10), rolled by the GM.
+        Target(
+            "vaesen:injury-roll",
+            _vaesen_owed_injury_url,
+            "gm",
+            lambda w: {"kind": "físico", "client_seed": client_seed()},
+            lambda w: vaesen_roll_forms.InjuryForm(),
+            text=("client_seed",),
+            echoes=False,
+        ),
     ),
     # --- Vaesen: fear tests and opposed rolls (the answers' refusals come back as a message)
     vaesen_fear_forms.FearStartForm: (
@@ -1899,15 +1944,43 @@ FORMS: dict[type[forms.BaseForm], tuple[Target, ...]] = {
             text=("injuries_physical", "injuries_mental"),
         ),
     ),
-    # --- Vaesen: combat. Its only typed field is the reactor's id (see IDS and
-    # test_a_huge_vaesen_reactor_id_is_a_spanish_refusal).
+    # --- Vaesen: combat. The reactor's id is looked up (see IDS and
+    # test_a_huge_vaesen_reactor_id_is_a_spanish_refusal); the forms that roll
+    # carry the browser's seed (issue 18).
     vaesen_combat.ReactForm: (
         Target(
             "vaesen:combat-react",
             lambda w: _vaesen_scene_url(w, "vaesen:combat-react", w.vaesen_action.pk),
             "gm",
-            lambda w: {"reaction": VaesenAction.Reaction.NONE, "reactor": str(w.vaesen_action.target_id)},
+            lambda w: {
+                "reaction": VaesenAction.Reaction.NONE,
+                "reactor": str(w.vaesen_action.target_id),
+                "client_seed": client_seed(),
+            },
             lambda w: vaesen_combat.ReactForm(),
+            text=("client_seed",),
+            echoes=False,
+        ),
+    ),
+    vaesen_combat.InitiativeForm: (
+        Target(
+            "vaesen:combat-initiative",
+            lambda w: _vaesen_combat_url(w, "vaesen:combat-initiative"),
+            "gm",
+            lambda w: {"client_seed": client_seed()},
+            lambda w: vaesen_combat.InitiativeForm(),
+            text=("client_seed",),
+            echoes=False,
+        ),
+    ),
+    vaesen_combat.AmbushForm: (
+        Target(
+            "vaesen:combat-ambush",
+            lambda w: _vaesen_combat_url(w, "vaesen:combat-ambush"),
+            "gm",
+            _vaesen_ambush_data,
+            lambda w: vaesen_combat.AmbushForm(combatants=[]),
+            text=("client_seed",),
             echoes=False,
         ),
     ),
@@ -2253,7 +2326,6 @@ NOT_TYPED = {
     vaesen_forms.ImportForm: "a file",
     vaesen_combat.CombatStartForm: "checkboxes",
     vaesen_combat.CombatantAddForm: "a choice",
-    vaesen_combat.AmbushForm: "choices and checkboxes",
     vaesen_combat.SwapForm: "two choices",
     vaesen_combat.DeclareForm: "choices and a checkbox",
     # As the others: the file's content goes through the Hora de Aventuras

@@ -24,6 +24,13 @@ class CombatStartForm(forms.Form):
         self.fields["characters"].queryset = services.combat_characters(campaign)
 
 
+class InitiativeForm(forms.Form):
+    """Rolling initiative (H40): the first roll takes this browser seed, each
+    further one (roll-offs too) a seed derived from it."""
+
+    client_seed = client_seed_field(marked=True)
+
+
 class CombatantAddForm(forms.Form):
     character = forms.ModelChoiceField(
         label=gettext_lazy("Añadir participante"), queryset=None, empty_label=gettext_lazy("— elige un personaje —")
@@ -113,7 +120,9 @@ class ShiftForm(forms.Form):
 
 class DamageApplyForm(forms.Form):
     """Applying an attack's damage: a code above mCM draws its extra d10s
-    then (H51), with this browser seed."""
+    then (H51), and a damage reaching Aguante rolls the mass-damage test
+    (H52), with this browser seed (the test after an extension with one
+    derived from it)."""
 
     client_seed = client_seed_field(marked=True)
 

@@ -38,6 +38,7 @@ from rules.hitos_combat import (
     initiative_total,
 )
 from rules.hitos_drama import positive_activation
+from rules.hitos_health import massive_test_due
 from sheets.models import Character, SheetEvent
 from sheets.permissions import can_play_character
 from systems.hitos import notify
@@ -51,10 +52,11 @@ from systems.hitos.checks.services import (
     table_check,
     table_result,
 )
-from systems.hitos.models import Activation, Aspect, Attack, Combat, Combatant, TableRollKind
+from systems.hitos.models import Activation, Aspect, Attack, Combat, Combatant, HitosEvent, TableRollKind
 from systems.hitos.models import Weapon as SheetWeapon
 from systems.hitos.reading import campaign_options
 from systems.hitos.sheet import services as sheet_services
+from systems.hitos.sheet.meters import METERS
 from systems.hitos.sheet.services import drama_move
 from table.models import TableRoll
 
@@ -115,6 +117,28 @@ def _round_answered(combat: Combat) -> None:
     )
     if not waited:
         deadlines.withdraw(ROUND_DEADLINE, combat.pk)
+
+
+class Seeds:
+    """The seeds of the rolls one request makes, in the order it makes them:
+    the browser's for the first, ``"<its first 56 characters>-<n>"`` for the
+    n-th after it (a campaign's seeds are unique; 64 characters at most), as
+    ``systems.hitos.opposed`` derives its rounds'. None each without a browser
+    seed (no JavaScript): the server makes them."""
+
+    def __init__(self, client_seed: str | None) -> None:
+        self.first = client_seed or None
+        self.used = 0
+
+    def next(self) -> str | None:
+        if self.first is None:
+            return None
+        index, self.used = self.used, self.used + 1
+        return self.first if index == 0 else f"{self.first[:56]}-{index}"
+
+
+def _used_elsewhere() -> ValidationError:
+    return ValidationError(_("Esa semilla ya se usó en otra tirada."), code="client_seed_used")
 
 
 def _renumber(combatants: list[Combatant]) -> None:
@@ -185,17 +209,29 @@ def _initiative_value(table_roll: TableRoll, score: int) -> int:
     return initiative_total(roll, score, roll_modifier(table_roll) - score)
 
 
-def initiative_roll(*, combat: Combat, access: Access) -> list[Combatant]:
+def initiative_roll(*, combat: Combat, access: Access, client_seed: str | None = None) -> list[Combatant]:
     """Rolls initiative through the log for every combatant without one (H40),
     then orders everyone: highest total first; ties by the Iniciativa score
     (K5 default), then roll-offs among the still tied only, each one a logged
     roll. Someone joining later is placed by their total among the others,
     whose order (delays included, H41) stays as it was. Returns the
-    combatants in their new order."""
+    combatants in their new order.
+
+    ``client_seed`` (the page's browser seed) rolls the first initiative of
+    the request; each further roll, roll-offs included, derives its own from
+    it (``Seeds``). The same form sent again (the same seed, which rolled a
+    combatant's initiative) returns the order as it stands, nothing rolled
+    again."""
     _require_gm(access)
+    seeds = Seeds(client_seed)
     with transaction.atomic():
         locked = _lock(combat)
         combatants = _ordered(locked)
+        earlier = earlier_entry(campaign=locked.campaign, user=access.user, client_seed=seeds.first)
+        if earlier is not None:
+            if not locked.combatants.filter(initiative__first=earlier).exists():
+                raise _used_elsewhere()
+            return combatants
         placed = [c for c in combatants if c.initiative_total is not None]
         for combatant in combatants:
             if combatant.initiative_id is not None:
@@ -210,6 +246,7 @@ def initiative_roll(*, combat: Combat, access: Access) -> list[Combatant]:
                 character=combatant.character,
                 scene=locked.scene,
                 kind=TableRollKind.INITIATIVE,
+                client_seed=seeds.next(),
             )
             combatant.initiative = table_roll
             combatant.initiative_total = _initiative_value(table_roll, score)
@@ -218,7 +255,7 @@ def initiative_roll(*, combat: Combat, access: Access) -> list[Combatant]:
         rolled = [c for c in combatants if c.initiative_total is not None and c.pk not in placed_ids]
         waiting = [c for c in combatants if c.initiative_total is None]
         ordered = list(placed)
-        for newcomer in _initiative_sequence(locked, rolled, access):
+        for newcomer in _initiative_sequence(locked, rolled, access, seeds):
             # Before the first one placed with a lower total; after equals.
             at = next(
                 (i for i, c in enumerate(ordered) if c.initiative_total < newcomer.initiative_total), len(ordered)
@@ -229,7 +266,7 @@ def initiative_roll(*, combat: Combat, access: Access) -> list[Combatant]:
     return ordered
 
 
-def _initiative_sequence(combat: Combat, combatants: list[Combatant], access: Access) -> list[Combatant]:
+def _initiative_sequence(combat: Combat, combatants: list[Combatant], access: Access, seeds: Seeds) -> list[Combatant]:
     options = campaign_options(combat.campaign)
     by_id = {str(c.pk): c for c in combatants}
     entries = [
@@ -237,11 +274,11 @@ def _initiative_sequence(combat: Combat, combatants: list[Combatant], access: Ac
     ]
     ordered: list[Combatant] = []
     for group in initiative_order(entries, options):
-        ordered.extend(by_id[entry.id] for entry in _settle(combat, group, access, options))
+        ordered.extend(by_id[entry.id] for entry in _settle(combat, group, access, options, seeds))
     return ordered
 
 
-def _settle(combat: Combat, group, access: Access, options, depth: int = 0) -> list[InitiativeEntry]:
+def _settle(combat: Combat, group, access: Access, options, seeds: Seeds, depth: int = 0) -> list[InitiativeEntry]:
     """H40 — a group still tied rolls again among its members only (a new
     initiative roll each, through the log), until nobody is tied."""
     if len(group) == 1:
@@ -261,11 +298,12 @@ def _settle(combat: Combat, group, access: Access, options, depth: int = 0) -> l
             character=combatant.character,
             scene=combat.scene,
             kind=TableRollKind.INITIATIVE,
+            client_seed=seeds.next(),
         )
         roll_offs.append(InitiativeEntry(entry.id, _initiative_value(table_roll, score), entry.score))
     settled: list[InitiativeEntry] = []
     for subgroup in initiative_order(roll_offs, options):
-        settled.extend(_settle(combat, subgroup, access, options, depth + 1))
+        settled.extend(_settle(combat, subgroup, access, options, seeds, depth + 1))
     return settled
 
 
@@ -695,27 +733,71 @@ def attack_shift(*, attack: Attack, access: Access, steps: int, aspect: str) -> 
     return locked
 
 
+def damage_rolls(damage: DamageResult | PendingDamage | None, target: Character) -> bool:
+    """Whether applying this damage rolls dice, so that the page gives its
+    form a browser seed (and the browser keeps a receipt only for a roll that
+    will be in the log): the extra d10s of a code above mCM (H51), or the
+    mass-damage test of a damage reaching the target's Aguante (H52)."""
+    if damage is None:
+        return False
+    if isinstance(damage, PendingDamage):
+        return True
+    return massive_test_due(damage.total, METERS[sheet_services.HEALTH].threshold_of(target.hitos))
+
+
+def _damage_retried(attack: Attack, user, seeds: Seeds) -> bool:
+    """Whether the damage form was sent before with this browser seed (a
+    retried form), under the attack's lock: the seed drew the attack's extra
+    dice, or the damage is applied and its mark on the target's sheet keeps
+    the seed ``meter_apply`` had (the browser's, or the one derived after an
+    extension). A seed used for anything else is refused."""
+    if seeds.first is None:
+        return False
+    earlier = earlier_entry(campaign=attack.combat.campaign, user=user, client_seed=seeds.first)
+    if (
+        earlier is not None
+        and earlier.kind == RollEntry.Kind.EXTEND
+        and earlier.parent_id == attack.table_roll.latest_id
+    ):
+        return True
+    candidates = Seeds(seeds.first)
+    meter_seeds = [candidates.next(), candidates.next()]
+    if (
+        attack.damage_applied is not None
+        and SheetEvent.objects.filter(
+            character_id=attack.target.character_id,
+            actor=user,
+            kind=HitosEvent.DAMAGE,
+            after__client_seed__in=meter_seeds,
+        ).exists()
+    ):
+        return True
+    if earlier is not None:
+        raise _used_elsewhere()
+    return False
+
+
 def damage_apply(*, attack: Attack, access: Access, client_seed: str | None = None) -> Attack:
     """The GM marks the damage on the target's Resistencia, once. A code
     above mCM first draws its extra d10s through the log as one ``extend``
-    entry of the attack roll, with ``client_seed`` (the page's browser seed;
-    the server's without one), H51. Side effects:
+    entry of the attack roll, H51. Side effects:
     ``systems.hitos.sheet.services.meter_apply`` (with its mass-damage test
     through the log when the damage reaches Aguante, H52), a ``SheetEvent``
     pointing at the attack roll (its extension, when there is one), and a
     notification to the target's player.
 
-    The same form sent again (the same browser seed) finds the extension it
-    drew and returns the attack as the first request left it: the damage is
-    applied once."""
+    ``client_seed`` is the page's browser seed (the server makes them
+    without one): the first roll of the request (the extension, else the
+    mass-damage test) uses it, the mass-damage test after an extension one
+    derived from it (``Seeds``). The same form sent again (the same browser
+    seed) returns the attack as the first request left it: the damage and
+    its test are applied once."""
     _require_gm(access)
+    seeds = Seeds(client_seed)
     with transaction.atomic():
         locked = _locked_attack(attack, settling=True)
-        earlier = earlier_entry(campaign=locked.combat.campaign, user=access.user, client_seed=client_seed)
-        if earlier is not None:
-            if earlier.kind == RollEntry.Kind.EXTEND and earlier.parent_id == locked.table_roll.latest_id:
-                return locked
-            raise ValidationError(_("Esa semilla ya se usó en otra tirada."), code="client_seed_used")
+        if _damage_retried(locked, access.user, seeds):
+            return locked
         if locked.damage_applied is not None:
             raise ValidationError(_("Este daño ya está aplicado."), code="applied")
         damage = attack_damage_for(locked)
@@ -724,7 +806,7 @@ def damage_apply(*, attack: Attack, access: Access, client_seed: str | None = No
         entry = locked.table_roll.latest
         if isinstance(damage, PendingDamage):
             try:
-                entry = _extend(locked, damage.code, access.user, client_seed)
+                entry = _extend(locked, damage.code, access.user, seeds.next())
             except ValueError as exc:
                 raise ValidationError(str(exc), code="code") from None
             damage = _extended_damage(locked, damage.code, list(entry.entry["dice"]))
@@ -737,6 +819,7 @@ def damage_apply(*, attack: Attack, access: Access, client_seed: str | None = No
             amount=damage.total,
             reason=_("%(purpose)s (%(url)s)") % {"purpose": entry.purpose, "url": entry.get_absolute_url()},
             post=locked.table_roll.post,
+            client_seed=seeds.next(),
         )
         if change.event.roll_id is None:
             # The event points at the attack roll, unless a mass-damage test took its place.

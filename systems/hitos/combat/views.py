@@ -39,6 +39,7 @@ from systems.hitos.combat.forms import (
     DamageApplyForm,
     DelayForm,
     EffectForm,
+    InitiativeForm,
     RoundDeadlineForm,
     ShiftForm,
 )
@@ -107,6 +108,8 @@ def _attack_rows(combat: Combat, combatants: list[Combatant], access: Access, us
         attack.can_shift_up = pending and can_play_character(access, attack.attacker.character)
         attack.can_shift_down = pending and can_play_character(access, attack.target.character)
         attack.can_apply = access.is_gm and attack.damage_applied is None and attack.damage is not None
+        # H51/H52 — applying it rolls: its form carries a browser seed.
+        attack.apply_rolls = attack.can_apply and services.damage_rolls(attack.damage, attack.target.character)
         attack.defence_parts = texts.defence_parts(attack.defence)
         if attack.effect is not None:
             proposed = attack.target if attack.effect.kind == "secuela temporal" else attack.attacker
@@ -260,7 +263,14 @@ def combat_start(request: HtmxHttpRequest, slug: str, scene_id: int) -> HttpResp
 def combat_initiative(request: HtmxHttpRequest, slug: str, scene_id: int, combat_id: int) -> HttpResponse:
     scene, access = _manager(request, slug, scene_id)
     combat = _open_combat(scene, combat_id)
-    error = _attempt(services.initiative_roll, combat=combat, access=access)
+    form = InitiativeForm(request.POST)
+    if form.is_valid():
+        error = _attempt(
+            services.initiative_roll, combat=combat, access=access, client_seed=form.cleaned_data["client_seed"] or None
+        )
+    else:
+        # Only the hidden seed can be wrong: its own message says how.
+        error = " ".join(form.errors.get("client_seed", []))
     return _done(request, scene, access, "combat-tracker", error)
 
 

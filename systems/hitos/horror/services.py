@@ -131,6 +131,13 @@ def horror_start(
     return test
 
 
+def trauma_seed(client_seed: str | None) -> str | None:
+    """The trauma test's seed (H77): derived from the exposure's browser seed
+    (a campaign's seeds are unique; 64 characters at most), as
+    ``systems.hitos.opposed`` derives its rounds'. None without one."""
+    return f"{client_seed[:56]}-1" if client_seed else None
+
+
 def exposure_roll(*, exposure: HorrorExposure, actor, client_seed: str | None = None) -> HorrorExposure:
     """The character's Entereza test against the (shifted) level, once.
 
@@ -139,7 +146,12 @@ def exposure_roll(*, exposure: HorrorExposure, actor, client_seed: str | None = 
     Otherwise one ``horror`` roll in the log; the loss read from its dice
     (H78) goes through ``meter_apply`` (a ``SheetEvent`` linked to the roll,
     and the trauma test of H77 when the loss reaches Entereza); the player
-    is told when someone else rolled for their character."""
+    is told when someone else rolled for their character.
+
+    ``client_seed`` (the page's browser seed; the server makes them without
+    one) rolls the test; the trauma test takes a seed derived from it
+    (``trauma_seed``). The same form sent again (the same seed, which rolled
+    this exposure) returns the exposure as the first request left it."""
     with transaction.atomic():
         locked = (
             HorrorExposure.objects.select_for_update(of=("self",))
@@ -153,6 +165,8 @@ def exposure_roll(*, exposure: HorrorExposure, actor, client_seed: str | None = 
                 _("Solo la dirección o quien lleva a %(name)s tira por él.") % {"name": character.name}
             )
         if locked.resolved_at is not None:
+            if client_seed and locked.table_roll_id is not None and locked.table_roll.first.client_seed == client_seed:
+                return locked
             raise ValidationError(
                 _("%(name)s ya ha hecho esta prueba de horror.") % {"name": character.name}, code="done"
             )
@@ -209,6 +223,7 @@ def exposure_roll(*, exposure: HorrorExposure, actor, client_seed: str | None = 
                 reason=_("Horror (%(level)s): %(description)s")
                 % {"level": _(level.label), "description": test.description},
                 scene=test.scene,
+                client_seed=trauma_seed(client_seed),
             )
             event = change.event
             if event.roll_id is None:

@@ -8,6 +8,7 @@ from django.utils.translation import gettext_lazy
 
 from campaigns import deadlines
 from campaigns.models import Campaign
+from rolls.forms import client_seed_field
 from systems.vaesen.combat import services
 from systems.vaesen.models import VaesenAction, VaesenCombat, VaesenCombatant
 
@@ -68,6 +69,8 @@ class AmbushForm(_CombatantsForm):
     ambushers = forms.TypedMultipleChoiceField(
         label=gettext_lazy("Emboscan"), coerce=int, required=False, widget=forms.CheckboxSelectMultiple
     )
+    # Both rolls of the ambush: the browser's seed and one derived from it.
+    client_seed = client_seed_field(marked=True)
 
     def __init__(self, *args, combatants: list[VaesenCombatant], **kwargs):
         super().__init__(*args, combatants=combatants, **kwargs)
@@ -81,6 +84,13 @@ class AmbushForm(_CombatantsForm):
         data["watcher"] = self._pick("watcher")
         data["ambushers"] = [self.combatants[pk] for pk in data.get("ambushers") or [] if pk in self.combatants]
         return data
+
+
+class InitiativeForm(forms.Form):
+    """V17 — the GM rolls everyone's initiative: only the browser's seed
+    (the first roll's; each further one, ties too, derived from it)."""
+
+    client_seed = client_seed_field(marked=True)
 
 
 class SwapForm(_CombatantsForm):
@@ -154,6 +164,8 @@ class ReactForm(forms.Form):
         error_messages={"required": gettext_lazy("Elige una reacción o ninguna.")},
     )
     reactor = forms.IntegerField(required=False, min_value=1)
+    # The action's roll, the reaction's, armour and injury: the browser's seed and ones derived from it.
+    client_seed = client_seed_field(marked=True)
 
 
 class TurnDeadlineForm(forms.Form):

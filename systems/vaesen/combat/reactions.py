@@ -169,13 +169,14 @@ def options(deadline: Deadline, actor) -> list[tuple[str, str]]:
 
 def settle(deadline: Deadline, key: str, actor, client_seed: str | None = None) -> str:
     """«Sin reacción», as the direction: the action is rolled and settled
-    (``services.react``), inside the caller's transaction."""
+    (``services.react``) with ``client_seed``, the direction's browser seed
+    (None without JavaScript: the server's), inside the caller's transaction."""
     action = _open_action(deadline)
     if key != NONE or action is None:
         raise ValidationError(_("Esa acción ya no espera ninguna reacción: elige otra opción."), code="option")
     access = campaign_access(actor, action.combat.campaign)
     with transaction.atomic():
-        answered = services.react(action=action, access=access, reaction=NONE)
+        answered = services.react(action=action, access=access, reaction=NONE, client_seed=client_seed)
         # Answering withdraws the reaction's deadline; this one is being settled, not withdrawn.
         Deadline.objects.filter(pk=deadline.pk).update(cancelled_at=None)
     return _(

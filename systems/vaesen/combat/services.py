@@ -15,6 +15,13 @@ attack's result is known).
 
 Lock order: the combat's row, then its combatants, then the characters'
 rows (the sheet services), then the roll log's head (``roll_append``).
+
+The rolls a page asks for carry the browser's seed (rollog/v1 §3.3): the
+first roll of a request the page's own, each further one a seed derived
+from it (``Seeds``). The seed is the idempotency key: a retried form (the
+same seed) finds, under the combat's lock, what the first request rolled and
+answers with it, rolling and applying nothing again. Without JavaScript
+(no seed) the server makes one for each roll, as the log says.
 Refusals are ``ValidationError`` (a Spanish message, nothing changed) or
 ``PermissionDenied``.
 """
@@ -37,7 +44,7 @@ from campaigns.models import Notification, Scene
 from campaigns.permissions import Access
 from rolls import rollog
 from rolls.models import RollEntry
-from rolls.services import roll_append
+from rolls.services import earlier_entry, roll_append
 from rules import vaesen
 from rules.dice import FixedDice
 from sheets.models import Character, SheetEvent
@@ -163,6 +170,33 @@ def initiative_ready(combatants: list[VaesenCombatant]) -> bool:
 # --- rolling through the log --------------------------------------------------------------
 
 
+class Seeds:
+    """The seeds of the rolls one request makes: the browser's for the
+    first, ``"<its first 56 characters>-<n>"`` for the n-th after it (a
+    campaign's seeds are unique; 64 characters at most). None each without
+    a browser seed: the server makes them."""
+
+    def __init__(self, client_seed: str | None) -> None:
+        self.first = client_seed or None
+        self.used = 0
+
+    def next(self) -> str | None:
+        if self.first is None:
+            return None
+        index, self.used = self.used, self.used + 1
+        return self.first if index == 0 else f"{self.first[:56]}-{index}"
+
+
+def _earlier(combat: VaesenCombat, user, seeds: Seeds) -> RollEntry | None:
+    """The first roll the request's seed already made (a retried form), or
+    None; a seed someone else used is refused (``earlier_entry``)."""
+    return earlier_entry(campaign=combat.campaign, user=user, client_seed=seeds.first)
+
+
+def _used_elsewhere() -> ValidationError:
+    return ValidationError(_("Esa semilla ya se usó en otra tirada."), code="client_seed_used")
+
+
 def _table_roll(combat: VaesenCombat, entry: RollEntry, *, kind: str, character: Character, user) -> TableRoll:
     game = entry.signed_game
     return TableRoll.objects.create(
@@ -186,10 +220,12 @@ def _test(
     purpose: str,
     character: Character,
     test: str,
+    seeds: Seeds,
     extra: dict[str, Any] | None = None,
 ) -> TableRoll:
     """A pool of d6s (``setup``) through the log, signed as a Vaesen test
-    with ``"test": test`` and ``extra`` (who against whom)."""
+    with ``"test": test`` and ``extra`` (who against whom), with the
+    request's next seed."""
     base = vaesen_reader(game_fields(setup))
 
     def read(dice: list[int]) -> dict[str, Any]:
@@ -205,6 +241,7 @@ def _test(
         read=read,
         character=character,
         scene=combat.scene,
+        client_seed=seeds.next(),
     )
     return _table_roll(combat, entry, kind=test, character=character, user=user)
 
@@ -247,7 +284,9 @@ def _card_reader(name: str, deck: tuple[int, ...], *, twice: bool) -> Any:
     return read
 
 
-def _draw_card(combat: VaesenCombat, combatant: VaesenCombatant, user, held: list[int]) -> tuple[TableRoll | None, int]:
+def _draw_card(
+    combat: VaesenCombat, combatant: VaesenCombatant, user, held: list[int], seeds: Seeds
+) -> tuple[TableRoll | None, int]:
     """The campaign's option ``InitiativeMode.CARDS``: a card from the deck
     1–10 without the cards ``held`` by the others (no ties), two after a
     successful ambush keeping the best (V25); each card picked by a die of
@@ -274,13 +313,14 @@ def _draw_card(combat: VaesenCombat, combatant: VaesenCombatant, user, held: lis
         read=read,
         character=combatant.character,
         scene=combat.scene,
+        client_seed=seeds.next(),
     )
     table_roll = _table_roll(combat, entry, kind="initiative", character=combatant.character, user=user)
     return table_roll, int(entry.signed_game["initiative"])
 
 
 def _roll_initiative(
-    combat: VaesenCombat, combatant: VaesenCombatant, user, *, tie: bool = False
+    combat: VaesenCombat, combatant: VaesenCombatant, user, seeds: Seeds, *, tie: bool = False
 ) -> tuple[TableRoll, int]:
     """V17 — 1d10 (V25: 2d10 keeping the best after an ambush; a tie's re-roll is one d10)."""
     twice = combatant.rolls_twice and not tie
@@ -294,6 +334,7 @@ def _roll_initiative(
         read=_initiative_reader(name, twice=twice, tie=tie),
         character=combatant.character,
         scene=combat.scene,
+        client_seed=seeds.next(),
     )
     table_roll = _table_roll(combat, entry, kind="initiative", character=combatant.character, user=user)
     return table_roll, int(entry.signed_game["initiative"])
@@ -360,14 +401,23 @@ def ambush(
     roller: VaesenCombatant,
     watcher: VaesenCombatant,
     ambushers: list[VaesenCombatant],
+    client_seed: str | None = None,
 ) -> bool:
     """V25 — before the initiative: one of the ambushers rolls Sigilo against
     the watcher's Vigilancia, through the log. If it works every ambusher
     rolls initiative twice and keeps the best, with +1 die per extra success
-    on its first action; if not, the watcher rolls twice. Returns whether it worked."""
+    on its first action; if not, the watcher rolls twice. Returns whether it
+    worked. A retried form (the same browser ``client_seed``) returns what
+    the first one found, nothing rolled again."""
     _require_gm(access)
+    seeds = Seeds(client_seed)
     with transaction.atomic():
         locked = _lock(combat)
+        earlier = _earlier(locked, access.user, seeds)
+        if earlier is not None:
+            if locked.ambush_roll_id is None or locked.ambush_roll.first_id != earlier.pk:
+                raise _used_elsewhere()
+            return bool(locked.ambush_succeeded)
         combatants = {c.pk: c for c in _ordered(locked)}
         if locked.ambush_roll_id is not None:
             raise ValidationError(_("La emboscada de este combate ya se tiró."), code="ambush")
@@ -392,6 +442,7 @@ def ambush(
             purpose=_("Emboscada de %(ambusher)s contra %(watcher)s (Sigilo)") % names,
             character=rolling.character,
             test="ambush",
+            seeds=seeds,
             extra=names,
         )
         watch_roll = _test(
@@ -401,6 +452,7 @@ def ambush(
             purpose=_("Vigilancia de %(watcher)s contra la emboscada de %(ambusher)s") % names,
             character=watching.character,
             test="ambush_watch",
+            seeds=seeds,
             extra=names,
         )
         worked, extra = vaesen.ambush_outcome(_successes(sneak_roll), _successes(watch_roll))
@@ -420,18 +472,26 @@ def ambush(
     return worked
 
 
-def initiative_roll(*, combat: VaesenCombat, access: Access) -> list[VaesenCombatant]:
+def initiative_roll(*, combat: VaesenCombat, access: Access, client_seed: str | None = None) -> list[VaesenCombatant]:
     """V17 — 1d10 through the log for everyone without an initiative (2d10
     keeping the best after an ambush, V25); highest first, fixed for the
     whole combat. Ties among those just rolled are re-rolled among the tied
     only (Q18), each re-roll a logged d10 that only orders them. A late
     arrival goes after everyone already placed with the same or a higher value.
     With the campaign's option ``InitiativeMode.CARDS`` each draws a card
-    from the deck 1–10 instead (``_draw_card``): no ties to re-roll."""
+    from the deck 1–10 instead (``_draw_card``): no ties to re-roll. A
+    retried form (the same browser ``client_seed``) returns the order the
+    first one made, nothing rolled again."""
     _require_gm(access)
+    seeds = Seeds(client_seed)
     with transaction.atomic():
         locked = _lock(combat)
         combatants = _ordered(locked)
+        earlier = _earlier(locked, access.user, seeds)
+        if earlier is not None:
+            if not TableRoll.objects.filter(first=earlier, vaesen_combatant__combat=locked).exists():
+                raise _used_elsewhere()
+            return combatants
         waiting = [c for c in combatants if c.initiative_value is None and not c.fled]
         if not waiting:
             raise ValidationError(
@@ -441,16 +501,16 @@ def initiative_roll(*, combat: VaesenCombat, access: Access) -> list[VaesenComba
         held = [c.initiative_value for c in combatants if c.initiative_value is not None]
         for combatant in waiting:
             if cards:
-                table_roll, value = _draw_card(locked, combatant, access.user, held)
+                table_roll, value = _draw_card(locked, combatant, access.user, held, seeds)
                 held.append(value)
             else:
-                table_roll, value = _roll_initiative(locked, combatant, access.user)
+                table_roll, value = _roll_initiative(locked, combatant, access.user, seeds)
             combatant.initiative = table_roll
             combatant.initiative_value = value
             combatant.save(update_fields=["initiative", "initiative_value"])
         by_id = {str(c.pk): c for c in waiting}
         newcomers = [
-            by_id[pk] for pk in _settle(locked, {str(c.pk): c.initiative_value for c in waiting}, by_id, access)
+            by_id[pk] for pk in _settle(locked, {str(c.pk): c.initiative_value for c in waiting}, by_id, access, seeds)
         ]
         ordered = [c for c in combatants if c not in waiting]
         for newcomer in newcomers:
@@ -468,15 +528,17 @@ def initiative_roll(*, combat: VaesenCombat, access: Access) -> list[VaesenComba
     return ordered
 
 
-def _settle(combat: VaesenCombat, values: dict[str, int], by_id: dict, access: Access, depth: int = 0) -> list[str]:
+def _settle(
+    combat: VaesenCombat, values: dict[str, int], by_id: dict, access: Access, seeds: Seeds, depth: int = 0
+) -> list[str]:
     """Q18 — each tied group re-rolls a d10 among its members only, until nobody is tied."""
     ordered: list[str] = []
     for group in vaesen.initiative_groups(values):
         if len(group) == 1 or depth >= MAX_TIE_ROLLS:
             ordered += group
             continue
-        again = {pk: _roll_initiative(combat, by_id[pk], access.user, tie=True)[1] for pk in group}
-        ordered += _settle(combat, again, by_id, access, depth + 1)
+        again = {pk: _roll_initiative(combat, by_id[pk], access.user, seeds, tie=True)[1] for pk in group}
+        ordered += _settle(combat, again, by_id, access, seeds, depth + 1)
     return ordered
 
 
@@ -849,6 +911,7 @@ def react(
     access: Access,
     reaction: str,
     reactor: VaesenCombatant | None = None,
+    client_seed: str | None = None,
 ) -> VaesenAction:
     """Declare the reaction (or none) and roll both: the action's pool, the
     reaction's (a fast action of the reactor, V18), each through the log;
@@ -856,13 +919,21 @@ def react(
     attack that still has a success hits: armour dice (V22) then the
     weapon's damage as physical conditions, or Resistencia points for human
     NPCs and animals (V19, V20); a hit on someone Broken by physical harm is
-    one more critical injury (V11), as is the blow that breaks them (V10)."""
+    one more critical injury (V11), as is the blow that breaks them (V10).
+    A retried form (the same browser ``client_seed``) returns the action as
+    the first one settled it, nothing rolled or marked again."""
+    seeds = Seeds(client_seed)
     with transaction.atomic():
         locked = _lock(action.combat)
         combatants = {c.pk: c for c in _ordered(locked)}
         row = VaesenAction.objects.select_for_update(of=("self",)).filter(pk=action.pk, combat=locked).first()
         if row is None:
             raise ValidationError(_("Esta acción ya no existe."), code="gone")
+        earlier = _earlier(locked, access.user, seeds)
+        if earlier is not None:
+            if row.roll_id is None or row.roll.first_id != earlier.pk:
+                raise _used_elsewhere()
+            return row
         row.combat = locked
         row.actor = combatants[row.actor_id]
         row.target = combatants.get(row.target_id) if row.target_id else None
@@ -880,7 +951,7 @@ def react(
                 row.target = who
         row.reaction = reaction
         row.reaction_by = access.user
-        _roll_and_settle(locked, row, access.user)
+        _roll_and_settle(locked, row, access.user, seeds)
         # Answered: the reaction's deadline needs nothing more.
         deadlines.withdraw(REACTION_DEADLINE, row.pk)
     return row
@@ -913,7 +984,7 @@ def _purpose(action: VaesenAction) -> str:
     return _("%(actor)s intenta huir") % names
 
 
-def _roll_and_settle(combat: VaesenCombat, action: VaesenAction, user) -> None:
+def _roll_and_settle(combat: VaesenCombat, action: VaesenAction, user, seeds: Seeds) -> None:
     if action.kind == Kind.ATTACK:
         # The sheet the blow marks, locked (and read again) before the log's head: the lock order.
         action.target.character = (
@@ -943,6 +1014,7 @@ def _roll_and_settle(combat: VaesenCombat, action: VaesenAction, user) -> None:
         purpose=purpose,
         character=action.actor.character,
         test="attack" if action.kind == Kind.ATTACK else action.kind,
+        seeds=seeds,
         extra={**sides, "weapon": action.weapon, "damage": action.damage},
     )
     if reaction_setup is not None:
@@ -954,12 +1026,13 @@ def _roll_and_settle(combat: VaesenCombat, action: VaesenAction, user) -> None:
             % {"reaction": action.get_reaction_display(), "name": action.target.character.name, "purpose": purpose},
             character=action.target.character,
             test="reaction",
+            seeds=seeds,
             extra={**sides, "reaction": action.reaction, "of": action.roll.first.permalink},
         )
     made, answered = _successes(action.roll), _successes(action.reaction_roll)
     action.successes_left = vaesen.after_reaction(made, answered)
     if action.kind == Kind.ATTACK:
-        _settle_attack(combat, action, user, made, answered)
+        _settle_attack(combat, action, user, made, answered, seeds)
     elif action.kind == Kind.GRAPPLE:
         action.succeeded = vaesen.attack_lands(made, answered)
         target = action.target
@@ -1004,7 +1077,7 @@ def _roll_and_settle(combat: VaesenCombat, action: VaesenAction, user) -> None:
     action.save()
 
 
-def _settle_attack(combat: VaesenCombat, action: VaesenAction, user, made: int, answered: int) -> None:
+def _settle_attack(combat: VaesenCombat, action: VaesenAction, user, made: int, answered: int, seeds: Seeds) -> None:
     target = action.target
     action.succeeded = vaesen.attack_lands(made, answered)
     # V21 — more successes than the attack had: the defender may swap initiative.
@@ -1017,7 +1090,7 @@ def _settle_attack(combat: VaesenCombat, action: VaesenAction, user, made: int, 
     armour = 0
     if sheet.armour_protection:
         # V22 — as many dice as the armour's Protection; each success is one damage less.
-        action.armour_roll = _armour(combat, action, user)
+        action.armour_roll = _armour(combat, action, user, seeds)
         armour = _successes(action.armour_roll)
     damage = vaesen.damage_after_armour(action.damage, armour)
     action.damage_taken = damage
@@ -1059,7 +1132,7 @@ def _settle_attack(combat: VaesenCombat, action: VaesenAction, user, made: int, 
     if suffered.became_broken:
         parts.append(_("Queda Derrotado físicamente."))
     if suffered.critical_injuries:
-        action.injury_roll = _injury(combat, action, user, entry)
+        action.injury_roll = _injury(combat, action, user, entry, seeds)
         injury = character.vaesen.injuries.order_by("-pk").first()
         parts.append(
             _("Herida crítica %(value)s: %(name)s.")
@@ -1068,7 +1141,7 @@ def _settle_attack(combat: VaesenCombat, action: VaesenAction, user, made: int, 
     action.outcome = " ".join(parts)
 
 
-def _armour(combat: VaesenCombat, action: VaesenAction, user) -> TableRoll:
+def _armour(combat: VaesenCombat, action: VaesenAction, user, seeds: Seeds) -> TableRoll:
     character = action.target.character
     protection = character.vaesen.armour_protection
     name = character.vaesen.armour or _("Armadura")
@@ -1098,11 +1171,12 @@ def _armour(combat: VaesenCombat, action: VaesenAction, user) -> TableRoll:
         read=read,
         character=character,
         scene=combat.scene,
+        client_seed=seeds.next(),
     )
     return _table_roll(combat, entry, kind="armour", character=character, user=user)
 
 
-def _injury(combat: VaesenCombat, action: VaesenAction, user, of: RollEntry) -> TableRoll:
+def _injury(combat: VaesenCombat, action: VaesenAction, user, of: RollEntry, seeds: Seeds) -> TableRoll:
     """V10, V11, V13 — the critical injury of the blow: 2d6 "desglosados"
     through the log, recorded on the sheet with its ``SheetEvent``."""
     character = action.target.character
@@ -1119,6 +1193,7 @@ def _injury(combat: VaesenCombat, action: VaesenAction, user, of: RollEntry) -> 
         read=injury_reader(kind.value, of=of.permalink),
         character=character,
         scene=combat.scene,
+        client_seed=seeds.next(),
     )
     value = entry.signed_game["d66"]
     # The campaign's own table names the injury when it has a row for the value (V13).

@@ -33,6 +33,7 @@ from systems.vaesen.combat.forms import (
     CombatantAddForm,
     CombatStartForm,
     DeclareForm,
+    InitiativeForm,
     ReactForm,
     ReactionDeadlineForm,
     SwapForm,
@@ -327,7 +328,15 @@ def _gm_action(request, slug, scene_id, combat_id, service) -> HttpResponse:
 @login_required
 @require_POST
 def combat_initiative(request: HtmxHttpRequest, slug: str, scene_id: int, combat_id: int) -> HttpResponse:
-    return _gm_action(request, slug, scene_id, combat_id, services.initiative_roll)
+    scene, access = _manager(request, slug, scene_id)
+    combat = _combat(scene, combat_id)
+    form = InitiativeForm(request.POST)
+    if not form.is_valid():
+        return _done(request, scene, access, _form_error(form))
+    seed = form.cleaned_data["client_seed"] or None
+    return _done(
+        request, scene, access, _attempt(services.initiative_roll, combat=combat, access=access, client_seed=seed)
+    )
 
 
 @login_required
@@ -418,6 +427,7 @@ def combat_ambush(request: HtmxHttpRequest, slug: str, scene_id: int, combat_id:
             roller=data["roller"],
             watcher=data["watcher"],
             ambushers=data["ambushers"],
+            client_seed=data["client_seed"] or None,
         )
     else:
         error = _form_error(form)
@@ -495,7 +505,12 @@ def action_react(request: HtmxHttpRequest, slug: str, scene_id: int, action_id: 
         if reactor is None:
             return _done(request, scene, access, _("Ese personaje no está en este combate."))
     error = _attempt(
-        services.react, action=action, access=access, reaction=form.cleaned_data["reaction"], reactor=reactor
+        services.react,
+        action=action,
+        access=access,
+        reaction=form.cleaned_data["reaction"],
+        reactor=reactor,
+        client_seed=form.cleaned_data["client_seed"] or None,
     )
     return _done(request, scene, access, error, anchor="" if error else f"#accion-{action.pk}")
 

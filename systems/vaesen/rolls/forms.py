@@ -150,7 +150,8 @@ class PushForm(forms.Form):
 
 
 class InjuryForm(forms.Form):
-    """Roll the critical injury of a push that made the character Broken (V13):
-    only the browser's seed."""
+    """Roll a critical injury (V13): of a push that made the character
+    Broken, or the one the sheet's «Sufrir» owes (V10; its kind is the
+    button's). Only the browser's seed."""
 
     client_seed = client_seed_field(marked=True)

@@ -674,16 +674,33 @@ def sheet_injury_refusal(character: Character, kind: str, *, is_gm: bool) -> str
     return None
 
 
-def roll_sheet_injury(*, character: Character, kind: str, user, is_gm: bool) -> RollEntry:
+def roll_sheet_injury(
+    *, character: Character, kind: str, user, is_gm: bool, client_seed: str | None = None
+) -> RollEntry:
     """V10, V13 — the critical injury a character Broken by the sheet's
     «Sufrir» suffers: rolled by the GM through the log (the roll log shows
-    it), recorded on the sheet like the one after a push (the campaign's
-    table names it) and no longer owed. Refused (``ValidationError``, nothing
-    changed) when ``sheet_injury_refusal`` says so."""
+    it) with the browser's ``client_seed`` (None without JavaScript: the
+    server's), recorded on the sheet like the one after a push (the
+    campaign's table names it) and no longer owed. Refused
+    (``ValidationError``, nothing changed) when ``sheet_injury_refusal`` says
+    so. A retried form (the same seed) returns the injury roll it made,
+    nothing recorded again."""
     with transaction.atomic():
         # The sheet's row before the log's head (the lock order), read after the lock.
         list(Character.objects.select_for_update().filter(pk=character.pk).values_list("pk", flat=True))
         locked = Character.objects.select_related("campaign", "vaesen").get(pk=character.pk)
+        earlier = earlier_entry(campaign=locked.campaign, user=user, client_seed=client_seed)
+        if earlier is not None:
+            # A retried form: the injury this seed rolled for this sheet, nothing recorded again.
+            game = earlier.signed_game
+            if (
+                earlier.character_id != locked.pk
+                or game.get("test") != INJURY
+                or game.get("kind") != kind
+                or game.get("of") != locked.get_absolute_url()
+            ):
+                raise ValidationError(_("Esa semilla ya se usó en otra tirada."), code="client_seed_used")
+            return earlier
         refusal = sheet_injury_refusal(locked, kind, is_gm=is_gm)
         if refusal is not None:
             raise ValidationError(refusal, code="no_injury")
@@ -699,6 +716,7 @@ def roll_sheet_injury(*, character: Character, kind: str, user, is_gm: bool) -> 
             kind=kind,
             purpose=purpose,
             of=locked.get_absolute_url(),
+            client_seed=client_seed,
             settles_pending=True,
         )
 

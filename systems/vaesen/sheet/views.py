@@ -41,6 +41,7 @@ from sheets.models import CampaignSheetOptions, Character
 from sheets.views import cached_sheet_page, sheet_campaign, sheet_list_context
 from systems.vaesen.models import VaesenInjury, VaesenSheet
 from systems.vaesen.options.tables import npc_penalty
+from systems.vaesen.rolls.forms import InjuryForm as InjuryRollForm
 from systems.vaesen.rolls.services import roll_sheet_injury
 from systems.vaesen.sheet import services
 from systems.vaesen.sheet.forms import (
@@ -455,10 +456,20 @@ def injury_roll(request: HtmxHttpRequest, slug: str, character_id: int) -> HttpR
     character, access, options = _sheet_for(request, slug, character_id, need=_is_gm)
     # One button per kind: its value is "físico" or "mental", nothing typed.
     kind = request.POST.get("kind", "")
+    # The browser's seed (empty without JavaScript: the server's).
+    form = InjuryRollForm(request.POST)
     error = ""
-    if kind in VaesenInjury.Kind.values:
+    if not form.is_valid():
+        error = " ".join(message for messages_ in form.errors.values() for message in messages_)
+    elif kind in VaesenInjury.Kind.values:
         try:
-            roll_sheet_injury(character=character, kind=kind, user=request.user, is_gm=access.is_gm)
+            roll_sheet_injury(
+                character=character,
+                kind=kind,
+                user=request.user,
+                is_gm=access.is_gm,
+                client_seed=form.cleaned_data["client_seed"] or None,
+            )
         except ValidationError as exc:
             error = " ".join(exc.messages)
     else:

@@ -290,6 +290,8 @@ def test_the_gm_applies_the_damage_from_the_page_and_the_card_shows_the_extensio
 
 
 def test_only_an_application_that_draws_dice_carries_a_browser_seed(play, dice):
+    play.npc.hitos.rd = 5  # M 9 + 2 − 5 = 6, below Aguante 7: no mass-damage test (H52)
+    play.npc.hitos.save()
     combat = start(play)
     dice.extend([[9, 3, 7], [9, 3, 7]])
     plain = attack_with(play, combat, "M")

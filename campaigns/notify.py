@@ -544,7 +544,7 @@ def return_email(
         }
         subject = _short(render_to_string("campaigns/email/returned_subject.txt", context).strip())
         body = render_to_string("campaigns/email/returned.txt", context)
-    return EmailMessage(subject=subject, body=body, to=[user.email], headers=_mail_headers(unsubscribe))
+    return EmailMessage(subject=subject, body=body, to=[user.email], headers=mail_headers(unsubscribe))
 
 
 @task
@@ -641,7 +641,7 @@ class _OneLineHeader(UnstructuredHeader):
 _one_line_header = HeaderRegistry(default_class=_OneLineHeader, use_default_map=False)
 
 
-def _mail_headers(unsubscribe: str) -> dict[str, str]:
+def mail_headers(unsubscribe: str) -> dict[str, str]:
     """The headers of every notification and digest e-mail: sent by a machine,
     identified in the site's domain (not the worker's host name), with the
     one-click unsubscribe of RFC 8058."""
@@ -685,7 +685,7 @@ def notification_email(
         }
         subject = _short(render_to_string("campaigns/email/notification_subject.txt", context).strip())
         body = render_to_string("campaigns/email/notification.txt", context)
-    return EmailMessage(subject=subject, body=body, to=[user.email], headers=_mail_headers(unsubscribe))
+    return EmailMessage(subject=subject, body=body, to=[user.email], headers=mail_headers(unsubscribe))
 
 
 # A failed send is tried again after 5, 15, 45 and 135 minutes.
@@ -783,7 +783,7 @@ def digest_email(user, notifications: list[Notification], awaited: list[tuple[st
         }
         subject = render_to_string("campaigns/email/digest_subject.txt", context).strip()
         body = render_to_string("campaigns/email/digest.txt", context)
-    return EmailMessage(subject=subject, body=body, to=[user.email], headers=_mail_headers(unsubscribe))
+    return EmailMessage(subject=subject, body=body, to=[user.email], headers=mail_headers(unsubscribe))
 
 
 def digest_users():

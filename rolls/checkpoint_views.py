@@ -15,15 +15,19 @@ from datetime import date
 
 from django.contrib import messages
 from django.contrib.auth.views import redirect_to_login
+from django.core import signing
 from django.http import Http404, HttpRequest, HttpResponse
-from django.shortcuts import get_object_or_404
+from django.shortcuts import get_object_or_404, redirect, render
 from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils.cache import patch_vary_headers
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
+from django.views.decorators.cache import never_cache
+from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_http_methods, require_safe
 
+from accounts.models import User
 from campaigns.access import campaign_for, require
 from campaigns.models import Campaign
 from campaigns.permissions import Access
@@ -124,3 +128,47 @@ def checkpoint_list(request: HtmxHttpRequest, slug: str) -> HttpResponse:
         return response
     messages.success(request, done)
     return redirect_after(request, reverse("rolls:checkpoints", args=[campaign.slug]))
+
+
+# --- the one-click unsubscribe of the checkpoint e-mails (RFC 8058) ---------------------
+
+
+UNSUBSCRIBE_TEMPLATE = "rolls/checkpoint_unsubscribe.html"
+
+
+def _unlisted(response: HttpResponse) -> HttpResponse:
+    # The address holds a secret: no search engine lists it.
+    response["X-Robots-Tag"] = "noindex"
+    return response
+
+
+@csrf_exempt
+@never_cache
+@require_http_methods(["GET", "HEAD", "POST"])
+def checkpoint_unsubscribe(request: HtmxHttpRequest, token: str) -> HttpResponse:
+    """Stop one campaign's checkpoint e-mails from the link in them. The signed
+    token (``checkpoints.unsubscribe_token``) is the only credential, as in the
+    notifications' ``campaigns.unsubscribe``: a forged one is a bad request
+    (400), one whose member or campaign is gone is not found (404). A GET only
+    shows the button (mail scanners follow links); the POST stops them; a mail
+    client's one-click POST is answered at once, the page's form with
+    Post/Redirect/Get, or its panel for htmx."""
+    try:
+        user_id, campaign_id = checkpoints.unsubscribe_ids(token)
+    except signing.BadSignature:
+        return _unlisted(render(request, UNSUBSCRIBE_TEMPLATE, {"unusable": True}, status=400))
+    user = User.objects.filter(pk=user_id).first()
+    campaign = Campaign.objects.filter(pk=campaign_id).first()
+    if user is None or campaign is None:
+        return _unlisted(render(request, UNSUBSCRIBE_TEMPLATE, {"unusable": True}, status=404))
+    if request.method == "POST":
+        checkpoints.unsubscribe(user=user, campaign=campaign)
+        one_click = request.POST.get("List-Unsubscribe") == "One-Click"
+        if not request.htmx and not one_click:
+            return redirect(request.path)
+    context = {
+        "subscriber": user,
+        "subscribed_campaign": campaign,
+        "unsubscribed": not checkpoints.subscribed(user, campaign),
+    }
+    return _unlisted(page_or_fragment(request, UNSUBSCRIBE_TEMPLATE, "unsubscribe-panel", context))

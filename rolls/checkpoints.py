@@ -29,12 +29,11 @@ import json
 import logging
 from collections.abc import Iterable
 from datetime import UTC, date, datetime, time, timedelta
-from email.utils import make_msgid
 from typing import Any
-from urllib.parse import urlsplit
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from django.conf import settings
+from django.core import signing
 from django.core.mail import EmailMessage, mailers
 from django.db import IntegrityError, transaction
 from django.db.models import Exists, F, OuterRef, Q
@@ -45,7 +44,7 @@ from django.utils import timezone, translation
 
 from campaigns import daily
 from campaigns.models import Membership
-from campaigns.notify import site_url, user_language
+from campaigns.notify import mail_headers, site_url, user_language
 from rolls.models import CampaignLog, Checkpoint, CheckpointSubscription, RollEntry
 from rolls.rollog import canonical_bytes, format_time
 
@@ -227,6 +226,28 @@ def unsubscribe(*, user, campaign) -> bool:
     return bool(deleted)
 
 
+# The one-click unsubscribe of the checkpoint e-mails: a signed token naming
+# the member and the campaign, the only credential its page asks for (like
+# the notifications' in campaigns.unsubscribe). It does not expire.
+UNSUBSCRIBE_SALT = "rolls.checkpoints.unsubscribe"
+
+
+def unsubscribe_token(user, campaign) -> str:
+    return signing.Signer(salt=UNSUBSCRIBE_SALT).sign_object({"user": user.pk, "campaign": campaign.pk})
+
+
+def unsubscribe_ids(token: str) -> tuple[int, int]:
+    """(user id, campaign id) of a token; ``signing.BadSignature`` for a forged or tampered one."""
+    payload = signing.Signer(salt=UNSUBSCRIBE_SALT).unsign_object(token)
+    if not isinstance(payload, dict) or any(type(payload.get(key)) is not int for key in ("user", "campaign")):
+        raise signing.BadSignature("Not a checkpoint unsubscribe token.")
+    return payload["user"], payload["campaign"]
+
+
+def unsubscribe_link(user, campaign) -> str:
+    return site_url(reverse("rolls:checkpoint-unsubscribe", args=[unsubscribe_token(user, campaign)]))
+
+
 def _due(day: date):
     """Subscriptions not yet sent ``day``'s checkpoint, of users who still
     belong to the campaign (its GM or an active member) and can be mailed."""
@@ -241,14 +262,13 @@ def _due(day: date):
 
 def checkpoint_email(user, checkpoint: Checkpoint, log_id: str) -> EmailMessage:
     """The day's checkpoint for one member, in their language, its document attached."""
-    page = site_url(reverse("rolls:checkpoints", args=[checkpoint.campaign.slug]))
     with translation.override(user_language(user)):
         context = {
             "user": user,
             "campaign": checkpoint.campaign,
             "checkpoint": checkpoint,
             "file_name": file_name(checkpoint, log_id),
-            "page_link": page,
+            "unsubscribe_link": unsubscribe_link(user, checkpoint.campaign),
             "day_link": site_url(
                 reverse("rolls:checkpoint-day", args=[checkpoint.campaign.slug, checkpoint.date.isoformat()])
             ),
@@ -257,11 +277,9 @@ def checkpoint_email(user, checkpoint: Checkpoint, log_id: str) -> EmailMessage:
         }
         subject = render_to_string("rolls/checkpoint_email_subject.txt", context).strip()
         body = render_to_string("rolls/checkpoint_email.txt", context)
-    headers = {
-        # Sent by a machine (RFC 3834), identified in the site's domain like the notifications.
-        "Auto-Submitted": "auto-generated",
-        "Message-ID": make_msgid(domain=urlsplit(settings.SITE_URL).hostname or "localhost"),
-    }
+    # Like the notifications: sent by a machine, in the site's domain, with the
+    # one-click unsubscribe of RFC 8058 (this campaign's checkpoints only).
+    headers = mail_headers(context["unsubscribe_link"])
     message = EmailMessage(subject=subject, body=body, to=[user.email], headers=headers)
     message.attach(file_name(checkpoint, log_id), document_text(checkpoint), "application/json")
     return message

@@ -23,6 +23,12 @@ urlpatterns = [
         name="checkpoint-latest",
     ),
     path("partidas/<slug:slug>/tiradas/puntos-de-control/", checkpoint_views.checkpoint_list, name="checkpoints"),
+    # The one-click unsubscribe of the checkpoint e-mails: the signed token is the only credential.
+    path(
+        "cuenta/puntos-de-control/baja/<str:token>/",
+        checkpoint_views.checkpoint_unsubscribe,
+        name="checkpoint-unsubscribe",
+    ),
     re_path(
         r"^partidas/(?P<slug>[-a-zA-Z0-9_]+)/tiradas/puntos-de-control/(?P<day>[0-9]{4}-[0-9]{2}-[0-9]{2})\.json$",
         checkpoint_views.checkpoint_day,

@@ -42,6 +42,7 @@ from accounts.models import User
 from campaigns import notify
 from campaigns import services as campaign_services
 from campaigns.models import Campaign, Invitation, Role
+from rolls import checkpoints
 from rolls.checkpoints import publish_checkpoints
 from rolls.models import RollEntry
 from sheets.models import Character
@@ -140,6 +141,14 @@ PAGES = (
         "visitor",
         lambda demo: reverse("campaigns:email-unsubscribe", args=[notify.unsubscribe_token(demo.player)]),
     ),
+    # The page a checkpoint e-mail's unsubscribe link opens, logged out (issue 18).
+    Gate(
+        "checkpoint-unsubscribe",
+        "visitor",
+        lambda demo: reverse(
+            "rolls:checkpoint-unsubscribe", args=[checkpoints.unsubscribe_token(demo.player, demo.campaign)]
+        ),
+    ),
 )
 
 
@@ -161,7 +170,7 @@ crawl = crawl_fixture(DemoCrawl)
     test_page_has_no_accessibility_violation,
     test_page_fits_the_window_without_sideways_scroll,
     test_page_html_has_no_error_for_the_nu_checker,
-) = gate_tests(PAGES, count=26)
+) = gate_tests(PAGES, count=27)
 
 
 SCENES = [gate for gate in PAGES if gate.name.startswith("scene")]

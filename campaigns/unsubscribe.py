@@ -13,6 +13,8 @@ when htmx sent it.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from django.core import signing
 from django.http import HttpResponse
 from django.shortcuts import redirect, render
@@ -53,6 +55,27 @@ def _unlisted(response: HttpResponse) -> HttpResponse:
     return response
 
 
+def unusable_link(request: HtmxHttpRequest, template: str, status: int) -> HttpResponse:
+    """The page of an unsubscribe link that cannot be used (``unusable``)."""
+    return _unlisted(render(request, template, {"unusable": True}, status=status))
+
+
+def one_click_answer(
+    request: HtmxHttpRequest, template: str, *, stop: Callable[[], object], context: Callable[[], dict]
+) -> HttpResponse:
+    """The answer of a one-click unsubscribe page once its token named whom
+    (shared by every e-mail that carries ``List-Unsubscribe``): a POST calls
+    ``stop``; a mail client's one-click POST is answered at once, the page's
+    form with Post/Redirect/Get, or the ``unsubscribe-panel`` for htmx; a GET
+    shows ``template`` with ``context()``."""
+    if request.method == "POST":
+        stop()
+        one_click = request.POST.get("List-Unsubscribe") == "One-Click"
+        if not request.htmx and not one_click:
+            return redirect(request.path)
+    return _unlisted(page_or_fragment(request, template, "unsubscribe-panel", context()))
+
+
 @csrf_exempt
 @never_cache
 @require_http_methods(["GET", "HEAD", "POST"])
@@ -62,11 +85,10 @@ def email_unsubscribe(request: HtmxHttpRequest, token: str) -> HttpResponse:
     try:
         user = _subscriber_for(token)
     except _UnusableLink as unusable:
-        return _unlisted(render(request, TEMPLATE, {"unusable": True}, status=unusable.status))
-    if request.method == "POST":
-        notify.email_unsubscribe(user=user)
-        one_click = request.POST.get("List-Unsubscribe") == "One-Click"
-        if not request.htmx and not one_click:
-            return redirect(request.path)
-    context = {"subscriber": user, "unsubscribed": user.email_notifications == User.EmailChoice.NEVER}
-    return _unlisted(page_or_fragment(request, TEMPLATE, "unsubscribe-panel", context))
+        return unusable_link(request, TEMPLATE, unusable.status)
+    return one_click_answer(
+        request,
+        TEMPLATE,
+        stop=lambda: notify.email_unsubscribe(user=user),
+        context=lambda: {"subscriber": user, "unsubscribed": user.email_notifications == User.EmailChoice.NEVER},
+    )

@@ -17,7 +17,7 @@ from django.contrib import messages
 from django.contrib.auth.views import redirect_to_login
 from django.core import signing
 from django.http import Http404, HttpRequest, HttpResponse
-from django.shortcuts import get_object_or_404, redirect, render
+from django.shortcuts import get_object_or_404
 from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils.cache import patch_vary_headers
@@ -31,6 +31,7 @@ from accounts.models import User
 from campaigns.access import campaign_for, require
 from campaigns.models import Campaign
 from campaigns.permissions import Access
+from campaigns.unsubscribe import one_click_answer, unusable_link
 from hitos_site.htmx import HtmxHttpRequest, form_again, page_or_fragment, redirect_after
 from rolls import checkpoints
 from rolls.forms_checkpoints import SUBSCRIBE, CheckpointSubscriptionForm
@@ -136,12 +137,6 @@ def checkpoint_list(request: HtmxHttpRequest, slug: str) -> HttpResponse:
 UNSUBSCRIBE_TEMPLATE = "rolls/checkpoint_unsubscribe.html"
 
 
-def _unlisted(response: HttpResponse) -> HttpResponse:
-    # The address holds a secret: no search engine lists it.
-    response["X-Robots-Tag"] = "noindex"
-    return response
-
-
 @csrf_exempt
 @never_cache
 @require_http_methods(["GET", "HEAD", "POST"])
@@ -156,19 +151,18 @@ def checkpoint_unsubscribe(request: HtmxHttpRequest, token: str) -> HttpResponse
     try:
         user_id, campaign_id = checkpoints.unsubscribe_ids(token)
     except signing.BadSignature:
-        return _unlisted(render(request, UNSUBSCRIBE_TEMPLATE, {"unusable": True}, status=400))
+        return unusable_link(request, UNSUBSCRIBE_TEMPLATE, 400)
     user = User.objects.filter(pk=user_id).first()
     campaign = Campaign.objects.filter(pk=campaign_id).first()
     if user is None or campaign is None:
-        return _unlisted(render(request, UNSUBSCRIBE_TEMPLATE, {"unusable": True}, status=404))
-    if request.method == "POST":
-        checkpoints.unsubscribe(user=user, campaign=campaign)
-        one_click = request.POST.get("List-Unsubscribe") == "One-Click"
-        if not request.htmx and not one_click:
-            return redirect(request.path)
-    context = {
-        "subscriber": user,
-        "subscribed_campaign": campaign,
-        "unsubscribed": not checkpoints.subscribed(user, campaign),
-    }
-    return _unlisted(page_or_fragment(request, UNSUBSCRIBE_TEMPLATE, "unsubscribe-panel", context))
+        return unusable_link(request, UNSUBSCRIBE_TEMPLATE, 404)
+    return one_click_answer(
+        request,
+        UNSUBSCRIBE_TEMPLATE,
+        stop=lambda: checkpoints.unsubscribe(user=user, campaign=campaign),
+        context=lambda: {
+            "subscriber": user,
+            "subscribed_campaign": campaign,
+            "unsubscribed": not checkpoints.subscribed(user, campaign),
+        },
+    )

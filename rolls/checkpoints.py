@@ -47,10 +47,12 @@ from campaigns.models import Membership
 from campaigns.notify import mail_headers, site_url, user_language
 from rolls.models import CampaignLog, Checkpoint, CheckpointSubscription, RollEntry
 from rolls.rollog import canonical_bytes, format_time
+from rolls.verify_log import CHECKPOINT
 
 logger = logging.getLogger(__name__)
 
-DOMAIN = b"rollog/v1/checkpoint\n"
+# The domain the verifier checks (rolls.verify_log), one constant for both.
+DOMAIN = CHECKPOINT
 FORMAT = "rollog/v1 checkpoint"
 KIND = "checkpoint"
 VERSION = 1

@@ -442,8 +442,35 @@ def _retry(slot: _Slot, user, *, same: Callable[[RollEntry], bool]) -> RollEntry
         return None
     entry = RollEntry.objects.get(pk=slot.retry_id)
     if entry.user_id != getattr(user, "pk", None) or not same(entry):
-        raise ValidationError(_("Esa semilla ya se usó en otra tirada."), code="client_seed_used")
+        raise seed_used()
     return entry
+
+
+def seed_used() -> ValidationError:
+    """The refusal of a client seed that already made another roll of the
+    campaign (its seeds are unique: ``UNIQUE(campaign, client_seed)``)."""
+    return ValidationError(_("Esa semilla ya se usó en otra tirada."), code="client_seed_used")
+
+
+def derived_seed(client_seed: str | None, suffix: str) -> str | None:
+    """The seed of a further roll made by the same request as ``client_seed``:
+    ``"<its first 56 characters>-<suffix>"`` (a campaign's seeds are unique;
+    64 characters at most). None without a browser seed: the server makes it."""
+    return f"{client_seed[:56]}-{suffix}" if client_seed else None
+
+
+class Seeds:
+    """The seeds of the rolls one request makes, in the order it makes them:
+    the browser's for the first, ``derived_seed(first, n)`` for the n-th after
+    it. None each without a browser seed (no JavaScript)."""
+
+    def __init__(self, client_seed: str | None) -> None:
+        self.first = client_seed or None
+        self.used = 0
+
+    def next(self) -> str | None:
+        index, self.used = self.used, self.used + 1
+        return self.first if index == 0 else derived_seed(self.first, str(index))
 
 
 def earlier_entry(*, campaign: Campaign, user, client_seed: str | None) -> RollEntry | None:
@@ -460,7 +487,7 @@ def earlier_entry(*, campaign: Campaign, user, client_seed: str | None) -> RollE
         return None
     entry = RollEntry.objects.filter(campaign=campaign, client_seed=client_seed).first()
     if entry is not None and entry.user_id != getattr(user, "pk", None):
-        raise ValidationError(_("Esa semilla ya se usó en otra tirada."), code="client_seed_used")
+        raise seed_used()
     return entry
 
 

@@ -18,6 +18,7 @@ whose scores the meter tests count on).
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -25,7 +26,7 @@ from typing import Self
 
 import pytest
 from django.conf import settings
-from django.db import connection, transaction
+from django.db import connection, connections, transaction
 from django.test import Client
 
 from accounts.models import User
@@ -314,3 +315,28 @@ def dice() -> Iterator[list[list[int]]]:
 def fixed_dice(dice) -> list[list[int]]:
     """``dice`` under the name the horror and opposed-roll tests use."""
     return dice
+
+
+def in_threads(count: int, work) -> tuple[list[object], list[BaseException]]:
+    """Run ``work(n)`` for n in range(count) in as many threads, released at
+    once (PostgreSQL race tests): what they returned and what they raised."""
+    barrier = threading.Barrier(count)
+    results: list[object] = []
+    errors: list[BaseException] = []
+
+    def run(n: int) -> None:
+        try:
+            barrier.wait(timeout=30)
+            results.append(work(n))
+        except BaseException as exc:  # noqa: BLE001 - counted by the test
+            errors.append(exc)
+        finally:
+            connections.close_all()
+
+    threads = [threading.Thread(target=run, args=(n,)) for n in range(count)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=120)
+    assert not any(thread.is_alive() for thread in threads)
+    return results, errors

@@ -24,7 +24,8 @@ def _scene_deadline(table) -> Deadline:
         scene=table.scene,
         kind=deadlines.SCENE,
         target_id=table.scene.pk,
-        due_at=timezone.now() + timedelta(days=2),
+        # At half past, so no clock time on a page can be mistaken for a settled time on the hour.
+        due_at=(timezone.now() + timedelta(days=2)).replace(minute=30, second=0, microsecond=0),
         actor=table.gm,
     )
 

@@ -37,7 +37,7 @@ from campaigns.models import Campaign
 from campaigns.permissions import campaign_access
 from rolls import rollog
 from rolls.models import RollEntry
-from rolls.services import Reader, earlier_entry, extend_append, reroll_append, roll_append
+from rolls.services import Reader, earlier_entry, extend_append, reroll_append, roll_append, seed_used
 from rules import aventuras
 from rules.aventuras import HeroSpend
 from sheets.models import Character
@@ -738,7 +738,7 @@ def _earlier_step(tr: TableRoll, user, client_seed: str | None, kind: str) -> Ro
         return None
     if earlier.kind == kind and _is_version_of(tr, earlier):
         return earlier
-    raise ValidationError(_("Esa semilla ya se usó en otra tirada."), code="client_seed_used")
+    raise seed_used()
 
 
 def _fields_of(entry: RollEntry) -> dict[str, Any]:

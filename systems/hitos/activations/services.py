@@ -29,7 +29,7 @@ from campaigns import deadlines
 from campaigns.models import Campaign, Deadline, ModerationAction, ModerationLog
 from campaigns.permissions import Access, campaign_access
 from rolls.models import RollEntry
-from rolls.services import earlier_entry
+from rolls.services import earlier_entry, seed_used
 from rules import hitos, hitos_drama
 from rules.hitos_drama import BANK, Transfer
 from rules.probability import reroll_success_probability
@@ -241,7 +241,7 @@ def _retried(campaign: Campaign, *, user, client_seed: str | None, candidates) -
         return None
     found = candidates.filter(reroll=entry).first() if entry.kind == RollEntry.Kind.REROLL else None
     if found is None:
-        raise ValidationError(_("Esa semilla ya se usó en otra tirada."), code="client_seed_used")
+        raise seed_used()
     return found
 
 

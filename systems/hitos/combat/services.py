@@ -24,7 +24,7 @@ from campaigns import deadlines
 from campaigns.models import Scene
 from campaigns.permissions import Access
 from rolls.models import RollEntry
-from rolls.services import earlier_entry, extend_append
+from rolls.services import Seeds, earlier_entry, extend_append, seed_used
 from rules import hitos
 from rules.hitos_codes import DamageCode, extra_dice_spec, parse_damage_code, shift_code, split_pool
 from rules.hitos_combat import (
@@ -119,28 +119,6 @@ def _round_answered(combat: Combat) -> None:
         deadlines.withdraw(ROUND_DEADLINE, combat.pk)
 
 
-class Seeds:
-    """The seeds of the rolls one request makes, in the order it makes them:
-    the browser's for the first, ``"<its first 56 characters>-<n>"`` for the
-    n-th after it (a campaign's seeds are unique; 64 characters at most), as
-    ``systems.hitos.opposed`` derives its rounds'. None each without a browser
-    seed (no JavaScript): the server makes them."""
-
-    def __init__(self, client_seed: str | None) -> None:
-        self.first = client_seed or None
-        self.used = 0
-
-    def next(self) -> str | None:
-        if self.first is None:
-            return None
-        index, self.used = self.used, self.used + 1
-        return self.first if index == 0 else f"{self.first[:56]}-{index}"
-
-
-def _used_elsewhere() -> ValidationError:
-    return ValidationError(_("Esa semilla ya se usó en otra tirada."), code="client_seed_used")
-
-
 def _renumber(combatants: list[Combatant]) -> None:
     for position, combatant in enumerate(combatants):
         if combatant.order != position:
@@ -230,7 +208,7 @@ def initiative_roll(*, combat: Combat, access: Access, client_seed: str | None =
         earlier = earlier_entry(campaign=locked.campaign, user=access.user, client_seed=seeds.first)
         if earlier is not None:
             if not locked.combatants.filter(initiative__first=earlier).exists():
-                raise _used_elsewhere()
+                raise seed_used()
             return combatants
         placed = [c for c in combatants if c.initiative_total is not None]
         for combatant in combatants:
@@ -773,7 +751,7 @@ def _damage_retried(attack: Attack, user, seeds: Seeds) -> bool:
     ):
         return True
     if earlier is not None:
-        raise _used_elsewhere()
+        raise seed_used()
     return False
 
 

@@ -20,6 +20,7 @@ from django.utils.translation import gettext_noop
 
 from campaigns.models import Scene
 from campaigns.permissions import Access, campaign_access
+from rolls.services import derived_seed, seed_used
 from rules import hitos
 from rules.hitos_health import HORROR_LEVELS, HorrorLevel, horror, horror_level, horror_test_due, shift_horror
 from sheets.models import Character
@@ -135,7 +136,7 @@ def trauma_seed(client_seed: str | None) -> str | None:
     """The trauma test's seed (H77): derived from the exposure's browser seed
     (a campaign's seeds are unique; 64 characters at most), as
     ``systems.hitos.opposed`` derives its rounds'. None without one."""
-    return f"{client_seed[:56]}-1" if client_seed else None
+    return derived_seed(client_seed, "1")
 
 
 def exposure_roll(*, exposure: HorrorExposure, actor, client_seed: str | None = None) -> HorrorExposure:
@@ -200,7 +201,7 @@ def exposure_roll(*, exposure: HorrorExposure, actor, client_seed: str | None = 
             or table_roll.character_id != character.pk
             or HorrorExposure.objects.filter(table_roll=table_roll).exists()
         ):
-            raise ValidationError(_("Esa semilla ya se usó en otra tirada."), code="client_seed_used")
+            raise seed_used()
         entry = table_roll.first
         outcome = horror(
             test.level,

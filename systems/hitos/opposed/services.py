@@ -20,6 +20,7 @@ from django.utils.translation import gettext as _
 
 from campaigns.models import Scene
 from campaigns.permissions import campaign_access
+from rolls.services import derived_seed, seed_used
 from rules import hitos
 from sheets.models import Character
 from systems.hitos.checks.services import CheckSetup, check_setup, owner_for, roll_modifier, table_check, table_result
@@ -44,11 +45,9 @@ class OpposedSide:
 def _seed(client_seed: str | None, round_: int, side: int) -> str | None:
     """The browser's seed for the first roll; each further roll of the same
     request derives its own from it (seeds are unique in a campaign's log)."""
-    if client_seed is None:
-        return None
     if round_ == 0 and side == 0:
         return client_seed
-    return f"{client_seed[:56]}-{round_}{'ab'[side]}"
+    return derived_seed(client_seed, f"{round_}{'ab'[side]}")
 
 
 def _purpose(purpose: str, character: Character, round_: int) -> str:
@@ -140,7 +139,7 @@ def _rounds(
                 if again is not None:
                     return again
             if table_roll.kind != TableRollKind.OPPOSED or table_roll.character_id != character.pk:
-                raise ValidationError(_("Esa semilla ya se usó en otra tirada."), code="client_seed_used")
+                raise seed_used()
             rolls.append(table_roll)
         outcome = hitos.opposed(table_result(rolls[0]), table_result(rolls[1]), tie_allowed=tie_allowed)
         row = OpposedRoll(

@@ -19,7 +19,7 @@ from django.db import transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from rolls.services import earlier_entry
+from rolls.services import earlier_entry, seed_used
 from rules.hitos_drama import (
     BANK,
     GM_POOL,
@@ -454,7 +454,7 @@ def _meter_retried(locked: Character, actor, action: HitosEvent, client_seed: st
     character or another action is refused, and nothing changes."""
     if not client_seed:
         return None
-    used = ValidationError(_("Esa semilla ya se usó en otra tirada."), code="client_seed_used")
+    used = seed_used()
     entry = earlier_entry(campaign=locked.campaign, user=actor, client_seed=client_seed)
     if entry is not None:
         event = SheetEvent.objects.filter(character=locked, roll=entry, kind=action).order_by("pk").first()

@@ -44,7 +44,7 @@ from campaigns.models import Notification, Scene
 from campaigns.permissions import Access
 from rolls import rollog
 from rolls.models import RollEntry
-from rolls.services import earlier_entry, roll_append
+from rolls.services import Seeds, earlier_entry, roll_append, seed_used
 from rules import vaesen
 from rules.dice import FixedDice
 from sheets.models import Character, SheetEvent
@@ -170,31 +170,10 @@ def initiative_ready(combatants: list[VaesenCombatant]) -> bool:
 # --- rolling through the log --------------------------------------------------------------
 
 
-class Seeds:
-    """The seeds of the rolls one request makes: the browser's for the
-    first, ``"<its first 56 characters>-<n>"`` for the n-th after it (a
-    campaign's seeds are unique; 64 characters at most). None each without
-    a browser seed: the server makes them."""
-
-    def __init__(self, client_seed: str | None) -> None:
-        self.first = client_seed or None
-        self.used = 0
-
-    def next(self) -> str | None:
-        if self.first is None:
-            return None
-        index, self.used = self.used, self.used + 1
-        return self.first if index == 0 else f"{self.first[:56]}-{index}"
-
-
 def _earlier(combat: VaesenCombat, user, seeds: Seeds) -> RollEntry | None:
     """The first roll the request's seed already made (a retried form), or
     None; a seed someone else used is refused (``earlier_entry``)."""
     return earlier_entry(campaign=combat.campaign, user=user, client_seed=seeds.first)
-
-
-def _used_elsewhere() -> ValidationError:
-    return ValidationError(_("Esa semilla ya se usó en otra tirada."), code="client_seed_used")
 
 
 def _table_roll(combat: VaesenCombat, entry: RollEntry, *, kind: str, character: Character, user) -> TableRoll:
@@ -416,7 +395,7 @@ def ambush(
         earlier = _earlier(locked, access.user, seeds)
         if earlier is not None:
             if locked.ambush_roll_id is None or locked.ambush_roll.first_id != earlier.pk:
-                raise _used_elsewhere()
+                raise seed_used()
             return bool(locked.ambush_succeeded)
         combatants = {c.pk: c for c in _ordered(locked)}
         if locked.ambush_roll_id is not None:
@@ -490,7 +469,7 @@ def initiative_roll(*, combat: VaesenCombat, access: Access, client_seed: str | 
         earlier = _earlier(locked, access.user, seeds)
         if earlier is not None:
             if not TableRoll.objects.filter(first=earlier, vaesen_combatant__combat=locked).exists():
-                raise _used_elsewhere()
+                raise seed_used()
             return combatants
         waiting = [c for c in combatants if c.initiative_value is None and not c.fled]
         if not waiting:
@@ -932,7 +911,7 @@ def react(
         earlier = _earlier(locked, access.user, seeds)
         if earlier is not None:
             if row.roll_id is None or row.roll.first_id != earlier.pk:
-                raise _used_elsewhere()
+                raise seed_used()
             return row
         row.combat = locked
         row.actor = combatants[row.actor_id]

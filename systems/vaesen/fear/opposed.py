@@ -20,6 +20,7 @@ from django.utils.translation import gettext as _
 
 from campaigns.models import Scene
 from campaigns.permissions import campaign_access
+from rolls.services import seed_used
 from rules import vaesen
 from sheets.models import Character
 from sheets.permissions import can_play_character
@@ -127,7 +128,7 @@ def opposed_roll(*, scene: Scene, actor, item_id: int, side: int, client_seed: s
             facts={"opposed": item["id"], "side": side},
         )
         if table_roll.kind != OPPOSED or table_roll.facts.get("opposed") != item["id"]:
-            raise ValidationError(_("Esa semilla ya se usó en otra tirada."), code="client_seed_used")
+            raise seed_used()
         sides = [dict(s) for s in item["sides"]]
         sides[side]["roll"] = table_roll.pk
         if partner is not None:

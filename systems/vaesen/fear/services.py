@@ -23,7 +23,7 @@ from django.utils.translation import gettext as _
 
 from campaigns.models import Scene
 from campaigns.permissions import Access, campaign_access
-from rolls.services import roll_append
+from rolls.services import roll_append, seed_used
 from rules import vaesen
 from rules.dice import FixedDice
 from sheets.models import Character
@@ -215,7 +215,7 @@ def fear_roll(
             or table_roll.character_id != me.pk
             or table_roll.facts.get("fear_test") != item["id"]
         ):
-            raise ValidationError(_("Esa semilla ya se usó en otra tirada."), code="client_seed_used")
+            raise seed_used()
         item = {**item, "rolled": {**item["rolled"], str(me.pk): table_roll.pk}}
         state.replace(locked, KEY, item, done=len(item["rolled"]) >= len(item["characters"]))
     campaign.game_state = locked.game_state

@@ -33,6 +33,7 @@ from django.utils.translation import gettext as _
 
 from campaigns.models import Scene
 from campaigns.permissions import Access, campaign_access
+from rolls.services import seed_used
 from rules import vaesen
 from sheets.models import Character
 from sheets.permissions import can_play_character
@@ -124,7 +125,7 @@ def treatment_roll(
             facts={"injury": injury.pk, "patient": patient.pk, "care": kind.value},
         )
         if table_roll.kind != TREATMENT or table_roll.facts.get("injury") != injury.pk:
-            raise ValidationError(_("Esa semilla ya se usó en otra tirada."), code="client_seed_used")
+            raise seed_used()
         if table_roll.facts["success"]:
             return apply_effects(table_roll=table_roll, user=actor, is_gm=campaign_access(actor, scene.campaign).is_gm)
     return table_roll
@@ -212,7 +213,7 @@ def healing_roll(
             facts={"patients": [p.pk for p in patients], "care": kind.value},
         )
         if table_roll.kind != HEALING:
-            raise ValidationError(_("Esa semilla ya se usó en otra tirada."), code="client_seed_used")
+            raise seed_used()
         if table_roll.facts["success"]:
             return apply_effects(table_roll=table_roll, user=actor, is_gm=campaign_access(actor, scene.campaign).is_gm)
     return table_roll
@@ -337,7 +338,7 @@ def recovery_roll(*, scene: Scene, actor, character: Character, kind: str, clien
         facts={"care": kind.value},
     )
     if table_roll.kind != RECOVERY:
-        raise ValidationError(_("Esa semilla ya se usó en otra tirada."), code="client_seed_used")
+        raise seed_used()
     return table_roll
 
 

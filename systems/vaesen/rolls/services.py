@@ -26,7 +26,7 @@ from django.utils.translation import gettext_lazy
 from campaigns.models import Campaign
 from rolls import rollog
 from rolls.models import RollEntry
-from rolls.services import Reader, earlier_entry, reroll_append, roll_append
+from rolls.services import Reader, earlier_entry, reroll_append, roll_append, seed_used
 from rules import vaesen
 from rules.dice import FixedDice
 from sheets.models import Character
@@ -486,7 +486,7 @@ def earlier_push(table_roll: TableRoll, user, client_seed: str | None) -> RollEn
         and earlier.pk == table_roll.latest_id
     ):
         return earlier
-    raise ValidationError(_("Esa semilla ya se usó en otra tirada."), code="client_seed_used")
+    raise seed_used()
 
 
 def push(*, table_roll: TableRoll, user, condition: str = "", client_seed: str | None = None) -> RollEntry:
@@ -699,7 +699,7 @@ def roll_sheet_injury(
                 or game.get("kind") != kind
                 or game.get("of") != locked.get_absolute_url()
             ):
-                raise ValidationError(_("Esa semilla ya se usó en otra tirada."), code="client_seed_used")
+                raise seed_used()
             return earlier
         refusal = sheet_injury_refusal(locked, kind, is_gm=is_gm)
         if refusal is not None:
@@ -752,7 +752,7 @@ def roll_injury(*, table_roll: TableRoll, user, is_gm: bool, client_seed: str | 
             # A retried form: the injury this seed rolled for this push, nothing recorded again.
             injury = TableRoll.objects.filter(pk=tr.facts.get(INJURY), first=earlier).first()
             if injury is None:
-                raise ValidationError(_("Esa semilla ya se usó en otra tirada."), code="client_seed_used")
+                raise seed_used()
             return injury
         refusal = injury_refusal(tr, user, is_gm=is_gm)
         if refusal is not None:

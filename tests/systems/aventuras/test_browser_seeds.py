@@ -10,11 +10,9 @@ the server makes the seed, as before."""
 
 from __future__ import annotations
 
-import threading
-
 import pytest
 from django.core.exceptions import ValidationError
-from django.db import connection, connections
+from django.db import connection
 from django.urls import reverse
 from pytest_django.asserts import assertContains, assertNotContains
 
@@ -25,7 +23,7 @@ from sheets.models import SheetEvent
 from systems.aventuras.models import HeroMove
 from systems.aventuras.rolls import services
 from table.models import TableRoll
-from tests.conftest import client_for
+from tests.conftest import client_for, in_threads
 from tests.factories import client_seed, make_post, plain_read
 
 pytestmark = pytest.mark.django_db
@@ -295,27 +293,9 @@ def test_two_identical_hero_rerolls_at_once_reroll_and_pay_once(aventuras_world)
     table_roll = a_roll(world)
     seed = client_seed()
     points = world.pc.aventuras.hero_points
-    barrier = threading.Barrier(2)
-    results: list[RollEntry] = []
-    errors: list[BaseException] = []
-
-    def run() -> None:
-        try:
-            barrier.wait(timeout=30)
-            results.append(
-                services.hero_reroll(table_roll=table_roll, user=world.player, positions=[0, 1], client_seed=seed)
-            )
-        except BaseException as exc:  # noqa: BLE001 - counted by the test
-            errors.append(exc)
-        finally:
-            connections.close_all()
-
-    threads = [threading.Thread(target=run) for _ in range(2)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=120)
-    assert not any(thread.is_alive() for thread in threads)
+    results, errors = in_threads(
+        2, lambda n: services.hero_reroll(table_roll=table_roll, user=world.player, positions=[0, 1], client_seed=seed)
+    )
     assert not errors, errors
     assert len(results) == 2 and results[0].pk == results[1].pk
     assert RollEntry.objects.filter(kind=RollEntry.Kind.REROLL).count() == 1

@@ -6,16 +6,15 @@ separate web workers would."""
 
 from __future__ import annotations
 
-import threading
-
 import pytest
 from django.core.exceptions import ValidationError
-from django.db import connection, connections
+from django.db import connection
 
 from campaigns.models import Post
 from rolls.models import RollEntry
 from systems.aventuras.models import HeroMove
 from systems.aventuras.rolls import services
+from tests.conftest import in_threads
 from tests.factories import client_seed, make_post
 
 pytestmark = [
@@ -27,29 +26,6 @@ pytestmark = [
 
 THREADS = 2
 TRIES = 60
-
-
-def _in_threads(count: int, work) -> tuple[list[object], list[BaseException]]:
-    barrier = threading.Barrier(count)
-    results: list[object] = []
-    errors: list[BaseException] = []
-
-    def run(n: int) -> None:
-        try:
-            barrier.wait(timeout=30)
-            results.append(work(n))
-        except BaseException as exc:  # noqa: BLE001 - counted by the test
-            errors.append(exc)
-        finally:
-            connections.close_all()
-
-    threads = [threading.Thread(target=run, args=(n,)) for n in range(count)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=120)
-    assert not any(thread.is_alive() for thread in threads)
-    return results, errors
 
 
 def _roll(world, *, want=lambda tr: True):
@@ -82,7 +58,7 @@ def test_two_conversions_of_one_6_make_one_extension(aventuras_world):
     def work(_n):
         return services.convert(table_roll=table_roll, user=world.player, position=position, client_seed=client_seed())
 
-    results, errors = _in_threads(THREADS, work)
+    results, errors = in_threads(THREADS, work)
     assert len(results) == 1 and len(errors) == 1, errors
     assert isinstance(errors[0], ValidationError)
     assert errors[0].messages == ["Ese 6 ya se convirtió en un 5."]
@@ -106,7 +82,7 @@ def test_two_rerolls_with_one_point_left_make_one_reroll(aventuras_world):
     def work(n):
         return services.hero_reroll(table_roll=rolls[n], user=world.player, positions=[0], client_seed=client_seed())
 
-    results, errors = _in_threads(THREADS, work)
+    results, errors = in_threads(THREADS, work)
     assert len(results) == 1 and len(errors) == 1, errors
     assert isinstance(errors[0], ValidationError)
     assert errors[0].messages == ["Palomita no tiene puntos de Héroe que gastar."]

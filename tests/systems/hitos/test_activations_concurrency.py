@@ -4,18 +4,16 @@ separate web workers would."""
 
 from __future__ import annotations
 
-import threading
-
 import pytest
 from django.core.exceptions import ValidationError
-from django.db import connection, connections
+from django.db import connection
 
 from rolls.models import RollEntry
 from sheets.models import SheetEvent
 from systems.hitos.activations import services as activations
 from systems.hitos.checks.services import check_setup, table_check
 from systems.hitos.models import Activation, HitosEvent
-from tests.conftest import make_world
+from tests.conftest import in_threads, make_world
 from tests.factories import client_seed
 
 pytestmark = [
@@ -24,29 +22,6 @@ pytestmark = [
 ]
 
 THREADS = 20
-
-
-def _in_threads(count: int, work) -> tuple[list[object], list[BaseException]]:
-    barrier = threading.Barrier(count)
-    results: list[object] = []
-    errors: list[BaseException] = []
-
-    def run(n: int) -> None:
-        try:
-            barrier.wait(timeout=30)
-            results.append(work(n))
-        except BaseException as exc:  # noqa: BLE001 - counted by the test
-            errors.append(exc)
-        finally:
-            connections.close_all()
-
-    threads = [threading.Thread(target=run, args=(n,)) for n in range(count)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=120)
-    assert not any(thread.is_alive() for thread in threads)
-    return results, errors
 
 
 @pytest.mark.parametrize("same_roll", [True, False], ids=["one roll", "twenty rolls"])
@@ -81,7 +56,7 @@ def test_twenty_activations_spend_the_last_point_once(same_roll):
             payment="point",
         )
 
-    results, errors = _in_threads(THREADS, work)
+    results, errors = in_threads(THREADS, work)
     assert len(results) == 1
     assert len(errors) == THREADS - 1
     assert all(isinstance(e, ValidationError) for e in errors), errors

@@ -18,9 +18,8 @@ from sheets.models import SheetEvent
 from systems.hitos.activations import services as activations
 from systems.hitos.checks.services import check_setup, table_check
 from systems.hitos.models import Activation, HitosEvent
-from tests.conftest import make_world
+from tests.conftest import in_threads, make_world
 from tests.factories import client_seed
-from tests.systems.hitos.test_activations_concurrency import _in_threads
 
 pytestmark = [
     pytest.mark.skipif(connection.vendor != "postgresql", reason="needs PostgreSQL row locks"),
@@ -67,7 +66,7 @@ def test_copies_of_a_positive_activation_pay_once():
             client_seed=seed,
         )
 
-    results, errors = _in_threads(COPIES, work)
+    results, errors = in_threads(COPIES, work)
     assert errors == []
     assert len({activation.pk for activation in results}) == 1
     assert _counts() == (1, 1, 1)
@@ -87,7 +86,7 @@ def test_copies_of_an_acceptance_reroll_once():
     def work(_n: int):
         return activations.answer_negative(activation=activation, user=play.ana, accept=True, client_seed=seed)
 
-    results, errors = _in_threads(COPIES, work)
+    results, errors = in_threads(COPIES, work)
     assert errors == []
     assert {a.pk for a in results} == {activation.pk}
     assert _counts() == (before[0] + 1, before[1] + 1, before[2])
@@ -108,7 +107,7 @@ def test_copies_of_the_directions_settling_reroll_once(monkeypatch):
     def work(_n: int):
         return activations.settle_negative(activation=activation, user=play.gm, client_seed=seed)
 
-    results, errors = _in_threads(COPIES, work)
+    results, errors = in_threads(COPIES, work)
     assert errors == []
     assert {a.pk for a in results} == {activation.pk}
     assert all(a.status == Activation.Status.ACCEPTED for a in results)

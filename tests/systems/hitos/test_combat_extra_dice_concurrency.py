@@ -6,18 +6,16 @@ workers would."""
 
 from __future__ import annotations
 
-import threading
-
 import pytest
 from django.core.exceptions import ValidationError
-from django.db import connection, connections
+from django.db import connection
 
 from campaigns.permissions import campaign_access
 from rolls.models import RollEntry
 from sheets.models import SheetEvent
 from systems.hitos.combat import services as combat_services
 from systems.hitos.models import Attack, Combatant, HitosEvent
-from tests.conftest import chosen_dice, make_world
+from tests.conftest import chosen_dice, in_threads, make_world
 from tests.factories import client_seed
 
 pytestmark = [
@@ -26,29 +24,6 @@ pytestmark = [
 ]
 
 THREADS = 10
-
-
-def _in_threads(count: int, work) -> tuple[list[object], list[BaseException]]:
-    barrier = threading.Barrier(count)
-    results: list[object] = []
-    errors: list[BaseException] = []
-
-    def run(n: int) -> None:
-        try:
-            barrier.wait(timeout=30)
-            results.append(work(n))
-        except BaseException as exc:  # noqa: BLE001 - counted by the test
-            errors.append(exc)
-        finally:
-            connections.close_all()
-
-    threads = [threading.Thread(target=run, args=(n,)) for n in range(count)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=120)
-    assert not any(thread.is_alive() for thread in threads)
-    return results, errors
 
 
 @pytest.mark.parametrize("same_seed", [True, False], ids=["one form retried", "ten forms"])
@@ -72,7 +47,7 @@ def test_ten_simultaneous_applications_draw_and_apply_once(same_seed):
             attack=Attack.objects.get(pk=made.pk), access=campaign_access(play.gm, play.campaign), client_seed=seeds[n]
         ).damage_applied
 
-    results, errors = _in_threads(THREADS, work)
+    results, errors = in_threads(THREADS, work)
     extension = RollEntry.objects.get(kind=RollEntry.Kind.EXTEND)
     applied = Attack.objects.get(pk=made.pk).damage_applied
     assert applied == 19 + extension.entry["drawn"][0] + 2

@@ -14,9 +14,8 @@ from rolls.models import RollEntry
 from sheets.models import SheetEvent
 from systems.hitos.sheet import services
 from table.models import TableRoll
-from tests.conftest import make_world
+from tests.conftest import in_threads, make_world
 from tests.factories import client_seed
-from tests.systems.hitos.test_activations_concurrency import _in_threads
 
 pytestmark = [
     pytest.mark.skipif(connection.vendor != "postgresql", reason="needs PostgreSQL row locks"),
@@ -41,7 +40,7 @@ def test_copies_of_a_meter_form_change_the_meter_once(action, amount, rolls):
             client_seed=seed,
         )
 
-    results, errors = _in_threads(COPIES, work)
+    results, errors = in_threads(COPIES, work)
     assert errors == []
     assert len({change.event.pk for change in results}) == 1
     assert SheetEvent.objects.filter(character=play.ines).count() == 1

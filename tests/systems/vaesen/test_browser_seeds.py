@@ -9,11 +9,9 @@ JavaScript the server makes the seed, as before."""
 
 from __future__ import annotations
 
-import threading
-
 import pytest
 from django.core.exceptions import ValidationError
-from django.db import connection, connections
+from django.db import connection
 from django.urls import reverse
 from pytest_django.asserts import assertContains, assertNotContains
 
@@ -23,7 +21,7 @@ from rolls.services import roll_append
 from sheets.models import SheetEvent
 from systems.vaesen.rolls import services
 from table.models import TableRoll
-from tests.conftest import client_for
+from tests.conftest import client_for, in_threads
 from tests.factories import client_seed, make_post, make_scene, plain_read
 
 pytestmark = pytest.mark.django_db
@@ -239,27 +237,11 @@ def test_two_identical_pushes_at_once_push_and_pay_once(vaesen_world):
     world = vaesen_world
     table_roll = a_failed_roll(world, make_scene(world.campaign))
     seed = client_seed()
-    barrier = threading.Barrier(2)
-    results: list[RollEntry] = []
-    errors: list[BaseException] = []
-
-    def run(condition: str) -> None:
-        try:
-            barrier.wait(timeout=30)
-            results.append(
-                services.push(table_roll=table_roll, user=world.player, condition=condition, client_seed=seed)
-            )
-        except BaseException as exc:  # noqa: BLE001 - counted by the test
-            errors.append(exc)
-        finally:
-            connections.close_all()
-
-    threads = [threading.Thread(target=run, args=(condition,)) for condition in ("Exhausto", "Herido")]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=120)
-    assert not any(thread.is_alive() for thread in threads)
+    conditions = ("Exhausto", "Herido")
+    results, errors = in_threads(
+        2,
+        lambda n: services.push(table_roll=table_roll, user=world.player, condition=conditions[n], client_seed=seed),
+    )
     assert not errors, errors
     assert len(results) == 2 and results[0].pk == results[1].pk
     assert RollEntry.objects.filter(kind=RollEntry.Kind.REROLL, parent=table_roll.first).count() == 1

@@ -12,8 +12,8 @@ from campaigns.permissions import campaign_access
 from rolls.models import RollEntry
 from systems.vaesen.combat import services
 from systems.vaesen.models import VaesenAction, VaesenCombatant
+from tests.conftest import in_threads
 from tests.factories import make_scene
-from tests.systems.vaesen.test_push_concurrency import _in_threads
 
 pytestmark = [
     pytest.mark.skipif(
@@ -40,7 +40,7 @@ def test_v18_two_simultaneous_attacks_on_the_same_turn_make_one(vaesen_world):
     def work(_n: int):
         return services.declare(combat=combat, access=gm, actor=acting, kind=VaesenAction.Kind.ATTACK, target=target)
 
-    results, errors = _in_threads(2, work)
+    results, errors = in_threads(2, work)
     assert len(results) == 1, errors
     assert len(errors) == 1 and isinstance(errors[0], ValidationError), errors
     assert "acción lenta" in " ".join(errors[0].messages)
@@ -56,7 +56,7 @@ def test_v21_two_simultaneous_answers_roll_the_attack_once(vaesen_world):
     def work(_n: int):
         return services.react(action=action, access=gm, reaction=VaesenAction.Reaction.NONE)
 
-    results, errors = _in_threads(2, work)
+    results, errors = in_threads(2, work)
     assert len(results) == 1, errors
     assert len(errors) == 1 and "ya se resolvió" in " ".join(errors[0].messages)
     assert RollEntry.objects.count() - before in (1, 2)  # the attack, and the armour if any

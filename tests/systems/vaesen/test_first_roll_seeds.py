@@ -30,10 +30,9 @@ from systems.vaesen.combat.forms import AmbushForm, InitiativeForm, ReactForm
 from systems.vaesen.models import VaesenAction, VaesenCombatant, VaesenInjury, VaesenSheet
 from systems.vaesen.rolls.forms import InjuryForm
 from systems.vaesen.rolls.services import roll_sheet_injury
-from tests.conftest import client_for
+from tests.conftest import client_for, in_threads
 from tests.factories import client_seed, make_scene, plain_read
 from tests.systems.vaesen.test_combat import fighter, queued_dice, ready, snapshot, start
-from tests.systems.vaesen.test_push_concurrency import _in_threads
 
 pytestmark = pytest.mark.django_db
 
@@ -458,7 +457,7 @@ def test_two_identical_answers_at_once_roll_and_mark_once(vaesen_world):
     def work(_n: int):
         return services.react(action=action, access=gm(world), reaction=Reaction.NONE, client_seed=seed)
 
-    results, errors = _in_threads(2, work)
+    results, errors = in_threads(2, work)
     assert not errors, errors
     assert len(results) == 2 and results[0].pk == results[1].pk == action.pk
     entries = rolled_after(before)

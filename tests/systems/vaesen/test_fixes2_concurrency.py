@@ -13,9 +13,9 @@ from rolls import rollog
 from systems.vaesen.healing import services
 from systems.vaesen.models import VaesenSheet
 from table.models import TableRoll
+from tests.conftest import in_threads
 from tests.factories import client_seed, make_scene
 from tests.systems.vaesen.conftest import vaesen_character
-from tests.systems.vaesen.test_push_concurrency import _in_threads
 
 pytestmark = [
     pytest.mark.skipif(
@@ -76,7 +76,7 @@ def test_v29_physical_and_mental_healing_of_one_patient_applied_at_once_lose_not
         def work(n: int, rolls=tuple(rolls), users=(w.other, w.gm)):
             return services.apply_effects(table_roll=rolls[n], user=users[n], is_gm=n == 1)
 
-        results, errors = _in_threads(2, work)
+        results, errors = in_threads(2, work)
         assert not errors, errors
         sheet = VaesenSheet.objects.get(pk=patient.pk)
         assert (sheet.physical_conditions, sheet.mental_conditions) == ([], []), attempt
@@ -95,7 +95,7 @@ def test_v29_two_healers_of_one_kind_cannot_both_treat_a_patient(vaesen_world, s
             scene=scene, actor=actor, healer=healer, skill="Medicina", patients=[w.pc], client_seed=client_seed()
         )
 
-    results, errors = _in_threads(2, work)
+    results, errors = in_threads(2, work)
     assert len(results) == 1, errors
     assert len(errors) == 1 and isinstance(errors[0], ValidationError), errors
     assert "ya ha recibido hoy curación" in " ".join(errors[0].messages)

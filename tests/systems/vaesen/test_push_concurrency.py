@@ -4,16 +4,15 @@ as separate web workers would."""
 
 from __future__ import annotations
 
-import threading
-
 import pytest
 from django.core.exceptions import ValidationError
-from django.db import connection, connections
+from django.db import connection
 
 from campaigns.models import Post
 from rolls.models import RollEntry
 from sheets.models import SheetEvent
 from systems.vaesen.rolls import services
+from tests.conftest import in_threads
 from tests.factories import client_seed, make_post, make_scene
 
 pytestmark = [
@@ -25,29 +24,6 @@ pytestmark = [
 
 THREADS = 2
 TRIES = 40
-
-
-def _in_threads(count: int, work) -> tuple[list[object], list[BaseException]]:
-    barrier = threading.Barrier(count)
-    results: list[object] = []
-    errors: list[BaseException] = []
-
-    def run(n: int) -> None:
-        try:
-            barrier.wait(timeout=30)
-            results.append(work(n))
-        except BaseException as exc:  # noqa: BLE001 - counted by the test
-            errors.append(exc)
-        finally:
-            connections.close_all()
-
-    threads = [threading.Thread(target=run, args=(n,)) for n in range(count)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=120)
-    assert not any(thread.is_alive() for thread in threads)
-    return results, errors
 
 
 def test_two_pushes_of_one_roll_make_one_reroll_and_one_condition(vaesen_world):
@@ -75,7 +51,7 @@ def test_two_pushes_of_one_roll_make_one_reroll_and_one_condition(vaesen_world):
     def work(n: int):
         return services.push(table_roll=table_roll, user=world.player, condition=choices[n])
 
-    results, errors = _in_threads(THREADS, work)
+    results, errors = in_threads(THREADS, work)
     assert len(results) == 1, errors
     assert len(errors) == 1 and isinstance(errors[0], ValidationError), errors
     assert "ya se forzó" in " ".join(errors[0].messages)

@@ -13,12 +13,11 @@
 // {verifyBundle} instead of a run on the page.
 (function () {
   "use strict";
+  // The shared primitives (static/js/rollog.js): signed entries, hashes, canonical JSON.
+  const { HEX64, Refusal, check, isObject, hex, unhex, fromBase64, concat, sha256, tagged } = window.Rollog;
+  const { parseCanonical, open, pinnedKey } = window.Rollog;
   const encoder = new TextEncoder();
-  // fatal: bytes that are not UTF-8 are refused, never patched with U+FFFD;
-  // ignoreBOM: a leading BOM stays in the text, so JSON.parse refuses it.
-  const decoder = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 
-  const HEX64 = /^[0-9a-f]{64}$/;
   const HEX_SIG = /^[0-9a-f]{128}$/;
   const SPEC = /^\d{1,3}d\d{1,4}!?(\+\d{1,3}d\d{1,4}!?)*$/;
   const CLIENT_SEED = /^[0-9A-Za-z_-]{1,64}$/;
@@ -30,40 +29,8 @@
   // Fields an opening must repeat from its outer entry (v1.1 readings before T10).
   const SHARED = ["v", "campaign", "seq", "prev", "time", "epoch", "epoch_index", "seed"];
 
-  // A refusal carries a short reason code, shown in parentheses on the page.
-  class Refusal extends Error {}
-  function check(ok, reason) {
-    if (!ok) throw new Refusal(reason);
-  }
-
-  const isObject = (value) => value !== null && typeof value === "object" && !Array.isArray(value);
   const isInt = (value) => Number.isSafeInteger(value);
   const sameList = (a, b) => Array.isArray(a) && Array.isArray(b) && a.length === b.length && a.every((x, i) => x === b[i]);
-  const hex = (bytes) => Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
-  function unhex(text, reason) {
-    check(typeof text === "string" && /^(?:[0-9a-f]{2})+$/.test(text), reason);
-    return new Uint8Array(text.match(/../g).map((pair) => parseInt(pair, 16)));
-  }
-  function fromBase64(text, reason) {
-    check(typeof text === "string", reason);
-    try {
-      return Uint8Array.from(atob(text), (c) => c.charCodeAt(0));
-    } catch (error) {
-      throw new Refusal(reason);
-    }
-  }
-  const concat = (...parts) => {
-    const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
-    let offset = 0;
-    for (const part of parts) {
-      out.set(part, offset);
-      offset += part.length;
-    }
-    return out;
-  };
-  const sha256 = async (bytes) => new Uint8Array(await crypto.subtle.digest("SHA-256", bytes));
-  const tagged = async (tag, bytes) => sha256(concat(encoder.encode(tag), bytes));
-
   function base32(bytes) {
     const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567";
     let bits = 0;
@@ -79,51 +46,6 @@
     }
     if (bits > 0) out += alphabet[(value << (5 - bits)) & 31];
     return out;
-  }
-
-  // Python's json.dumps(sort_keys=True, separators=(",", ":"), ensure_ascii=False).
-  // JSON.stringify escapes strings the same way (", \, control characters;
-  // everything else raw). Keys are joined by hand, because a JS object lists
-  // integer-like keys first whatever order they were added in. The format's
-  // keys are ASCII, where sort() and Python's code-point order agree.
-  function canonical(value) {
-    if (Array.isArray(value)) return "[" + value.map(canonical).join(",") + "]";
-    if (isObject(value)) {
-      const keys = Object.keys(value).sort();
-      return "{" + keys.map((k) => JSON.stringify(k) + ":" + canonical(value[k])).join(",") + "}";
-    }
-    return JSON.stringify(value);
-  }
-
-  // Exact bytes -> object. Non-canonical bytes are refused, as offline: they
-  // could hide a duplicate key that another JSON reader would take first.
-  function parseCanonical(bytes) {
-    let text;
-    let value;
-    try {
-      text = decoder.decode(bytes);
-      value = JSON.parse(text);
-    } catch (error) {
-      throw new Refusal("json");
-    }
-    check(isObject(value) && canonical(value) === text, "canonical");
-    return value;
-  }
-
-  // {entry_b64, sig} -> {entry, hash (hex), raw (bytes)}. The signature is
-  // skipped only when this browser cannot verify Ed25519 (key === null); the
-  // result is then "unsupported", never "ok".
-  async function open(ref, key) {
-    check(isObject(ref), "bundle");
-    const bytes = fromBase64(ref.entry_b64, "bundle");
-    const raw = await tagged("rollog/v1/entry\n", bytes);
-    const signature = unhex(ref.sig, "signature");
-    check(signature.length === 64, "signature");
-    if (key) {
-      const signed = concat(encoder.encode("rollog/v1/sig\n"), raw);
-      check(await crypto.subtle.verify({ name: "Ed25519" }, key, signature, signed), "signature");
-    }
-    return { entry: parseCanonical(bytes), hash: hex(raw), raw: raw };
   }
 
   // The slot: an epoch_open of the same campaign and epoch, earlier in the
@@ -277,16 +199,6 @@
       const take = await streamFor(entry, parent.hash, "+");
       const drawn = await rollPool(take, dice);
       check(sameList(drawn, entry.drawn) && sameList(parent.entry.dice.concat(drawn), entry.dice), "dice");
-    }
-  }
-
-  // The pinned key, or null when this browser has no Ed25519 in WebCrypto.
-  async function pinnedKey(publicKeyHex) {
-    check(typeof publicKeyHex === "string" && HEX64.test(publicKeyHex), "key");
-    try {
-      return await crypto.subtle.importKey("raw", unhex(publicKeyHex, "key"), { name: "Ed25519" }, false, ["verify"]);
-    } catch (error) {
-      return null;
     }
   }
 

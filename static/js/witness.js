@@ -1,26 +1,40 @@
-// The browser as a witness of the campaign's roll log (rollog/v1 §3.8).
+// The browser as a witness of the campaign's roll log (rollog/v1 §3.8;
+// docs/verification.md, "The browser witness").
 //
 // On every page of a campaign (an element [data-rollog-witness], from
 // templates/rolls/_witness.html) the browser asks the log's head
-// (data-head-url → {campaign, seq, head}) and compares it with the last head
-// it kept for the campaign in localStorage "rollog-witness"
-// ({<campaign id>: {campaign, seq, head, time}}):
-// - nothing kept yet: it keeps this one;
-// - the same head: nothing to do;
+// (data-head-url → {campaign, seq, head, public_key}) and compares it with
+// what it kept for the campaign in localStorage "rollog-witness"
+// ({<campaign id>: {campaign, seq, head, time, key, marks, audit, audited}}):
+// - nothing kept yet: it keeps this head and pins the key (`key`);
+// - another key than the pinned one: the red warning;
+// - the same head: nothing to walk;
 // - a later head: it walks the export (data-export-url?desde=<kept seq>,
-//   following `next`) and checks that it starts with the kept entry (same
-//   seq, same hash), that every entry links to the one before (`prev`, seq
-//   + 1) and that it reaches the new head; then it keeps the new head;
-// - anything else (a lower seq, another hash for the kept entry, a broken
-//   link, an export that stops short of the head): the red warning, and the
-//   old head stays kept, whatever later visits are shown.
-// Network errors and answers that are not JSON leave everything as it was
-// (nothing shown, nothing kept). A walk longer than MAX_PAGES pages keeps
+//   following `next`) from the kept entry (same seq, same hash) to the new
+//   head, and keeps the new head;
+// - a lower seq, or another hash for the kept entry: the red warning.
+// Besides, at most once a day it walks the export again from entry 0 up to
+// the kept head (`audited`: when that walk last got there), so that an older
+// entry changed after it was seen is caught too; a walk too long for one
+// visit keeps where it stopped (`audit`) and goes on from there next time.
+// Every entry a walk reads must carry a valid Ed25519 signature under the
+// pinned key (static/js/rollog.js, as rolls/verify.py checks it), link to
+// the one before it (seq + 1, `prev`), belong to the campaign, name the
+// pinned key if it opens an epoch, and have the hash kept for its position:
+// the hash of every MARK_EVERY-th entry checked is kept (`marks`). Anything
+// else (a broken link or signature, an export that stops short of the entry
+// it must reach) brings the red warning, and what was kept stays as it was,
+// whatever later visits are shown. A browser without Ed25519 in WebCrypto
+// still walks the chain but says, in [data-witness-unsigned], that it cannot
+// check the signatures. Network errors and answers that are not JSON leave
+// everything as it was (nothing shown, nothing kept). One visit reads at
+// most MAX_PAGES pages of export for both walks; a longer forward walk keeps
 // the last entry it checked (it extends the kept head as well) and goes on
 // from there on the next visit.
 //
 // The element's data-witness says how the last check ended ("kept",
 // "same", "extended", "fork", "later", "none" without a log, "offline");
+// data-signatures says whether they were checked ("checked", "unsupported");
 // data-head carries the head checked, for client-seed.js receipts, and it
 // fills empty `seen` fields (input[name=seen], input[data-seen]) with it.
 // The warning's text comes translated in the page; this script only fills
@@ -28,35 +42,45 @@
 (function () {
   "use strict";
   const box = document.querySelector("[data-rollog-witness]");
-  if (!box || !window.fetch || !window.crypto || !crypto.subtle || !window.TextDecoder) return;
+  if (!box || !window.fetch || !window.crypto || !crypto.subtle || !window.TextDecoder || !window.Rollog) return;
 
+  const { HEX64, Refusal, isObject, open, pinnedKey } = window.Rollog;
   const STORE = "rollog-witness";
   const MAX_PAGES = 20;
-  const ENTRY_TAG = new TextEncoder().encode("rollog/v1/entry\n");
-  const HEX64 = /^[0-9a-f]{64}$/;
-  const decoder = new TextDecoder("utf-8", { fatal: true });
+  const MARK_EVERY = 64;
+  const AUDIT_EVERY = 24 * 60 * 60 * 1000;
+  const GENESIS = "0".repeat(64);
 
-  // The log does not extend the kept head: the warning.
+  // The log does not extend what was kept, or an entry is not what it claims: the warning.
   class Fork extends Error {}
   // Nothing could be checked now (network, server error, not JSON): silence.
   class Quiet extends Error {}
 
-  const hex = (bytes) => Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
   const isSeq = (value) => Number.isSafeInteger(value) && value >= 0;
+  const isPoint = (value) => isObject(value) && isSeq(value.seq) && typeof value.hash === "string";
+  const now = () => new Date().toISOString();
 
   function readStore() {
     try {
       const kept = JSON.parse(localStorage.getItem(STORE) || "{}");
-      return kept && typeof kept === "object" && !Array.isArray(kept) ? kept : {};
+      return isObject(kept) ? kept : {};
     } catch (error) {
       return null;
     }
   }
 
-  function keep(head) {
+  // What was kept for the campaign, with defaults for what older versions of this script did not keep; null if none.
+  function keptRecord(store) {
+    const kept = store[box.dataset.campaignId];
+    if (!isObject(kept) || !isSeq(kept.seq) || typeof kept.head !== "string") return null;
+    const audit = isPoint(kept.audit) && kept.audit.seq <= kept.seq ? kept.audit : null;
+    return { ...kept, marks: isObject(kept.marks) ? kept.marks : {}, audit: audit };
+  }
+
+  function keep(record) {
     const kept = readStore();
     if (kept === null) return;
-    kept[box.dataset.campaignId] = { campaign: head.campaign, seq: head.seq, head: head.head, time: new Date().toISOString() };
+    kept[box.dataset.campaignId] = record;
     try {
       localStorage.setItem(STORE, JSON.stringify(kept));
     } catch (error) {
@@ -79,23 +103,20 @@
     }
   }
 
-  // An export's entry: its seq, prev and campaign as signed, and its hash.
-  async function open(ref) {
-    if (!ref || typeof ref.entry_b64 !== "string") throw new Fork();
-    let bytes;
-    let entry;
+  // An export's entry, signed under the pinned key (unless this browser cannot
+  // check Ed25519: ctx.key null) and of this campaign: its seq, prev and hash.
+  async function checked(ctx, ref) {
+    let signed;
     try {
-      bytes = Uint8Array.from(atob(ref.entry_b64), (c) => c.charCodeAt(0));
-      entry = JSON.parse(decoder.decode(bytes));
+      signed = await open(ref, ctx.key);
     } catch (error) {
-      throw new Fork();
+      throw error instanceof Refusal ? new Fork() : error;
     }
-    if (!entry || typeof entry !== "object" || !isSeq(entry.seq)) throw new Fork();
-    const tagged = new Uint8Array(ENTRY_TAG.length + bytes.length);
-    tagged.set(ENTRY_TAG);
-    tagged.set(bytes, ENTRY_TAG.length);
-    const hash = hex(new Uint8Array(await crypto.subtle.digest("SHA-256", tagged)));
-    return { seq: entry.seq, prev: entry.prev, campaign: entry.campaign, hash: hash };
+    const entry = signed.entry;
+    if (!isSeq(entry.seq) || entry.campaign !== ctx.campaign) throw new Fork();
+    // Each epoch names the key its entries are signed with: the pinned one.
+    if (entry.kind === "epoch_open" && entry.key !== ctx.pinned) throw new Fork();
+    return { seq: entry.seq, prev: entry.prev, hash: signed.hash };
   }
 
   // The export's next page, asked of this site whatever host `next` names.
@@ -108,33 +129,51 @@
     }
   }
 
-  // Walk the export from the kept entry to the head: true when it extends
-  // the kept head up to `head`; when the walk is too long for one visit, the
-  // last entry it checked (a head that extends the kept one too).
-  async function walk(kept, head) {
-    let path = `${box.dataset.exportUrl}?desde=${kept.seq}`;
+  // Walk the export from `from` (an entry checked before, {seq, hash}; null:
+  // from entry 0) to `to` ({seq, hash}), checking every entry on the way and
+  // keeping a mark of every MARK_EVERY-th. Returns the last entry checked:
+  // `to`, or an earlier one when this visit's pages ran out.
+  async function walk(ctx, from, to) {
+    let path = `${box.dataset.exportUrl}?desde=${from ? from.seq : 0}`;
     let last = null;
-    for (let pages = 0; pages < MAX_PAGES && path; pages++) {
+    while (path && ctx.pages > 0) {
+      ctx.pages -= 1;
       const page = await getJSON(path);
-      if (!page || typeof page !== "object" || !Array.isArray(page.entries)) throw new Quiet();
+      if (!isObject(page) || !Array.isArray(page.entries)) throw new Quiet();
       for (const ref of page.entries) {
-        const entry = await open(ref);
-        if (entry.campaign !== head.campaign) throw new Fork();
+        const entry = await checked(ctx, ref);
         if (last === null) {
-          // The first entry is the one kept, unchanged.
-          if (entry.seq !== kept.seq || entry.hash !== kept.head) throw new Fork();
+          // The first entry is the one checked before, unchanged, or the log's first.
+          const first = from ? entry.seq === from.seq && entry.hash === from.hash : entry.seq === 0;
+          if (!first || (!from && entry.prev !== GENESIS)) throw new Fork();
         } else if (entry.seq !== last.seq + 1 || entry.prev !== last.hash) {
           throw new Fork();
         }
-        if (entry.seq === head.seq && entry.hash !== head.head) throw new Fork();
+        const known = entry.seq === to.seq ? to.hash : ctx.marks[entry.seq];
+        if (known !== undefined && entry.hash !== known) throw new Fork();
+        if (entry.seq % MARK_EVERY === 0) ctx.marks[entry.seq] = entry.hash;
         last = entry;
+        if (entry.seq === to.seq) return last;
       }
       path = typeof page.next === "string" && page.next ? sameSite(page.next) : null;
     }
-    if (path) return last;
-    // An export that stops before the head it announced hides entries.
-    if (last === null || last.seq < head.seq) throw new Fork();
-    return true;
+    // An export that stops before the entry it must reach hides entries.
+    if (!path) throw new Fork();
+    return last || from;
+  }
+
+  // The walk from entry 0 to the kept head: begun when the last one got
+  // there a day ago or more, continued from where it stopped otherwise.
+  async function audit(ctx, record) {
+    const due = record.audit !== null || !(Date.now() - Date.parse(record.audited) < AUDIT_EVERY);
+    if (!due || ctx.pages === 0) return;
+    const reached = await walk(ctx, record.audit, { seq: record.seq, hash: record.head });
+    if (reached && reached.seq === record.seq) {
+      record.audit = null;
+      record.audited = now();
+    } else if (reached) {
+      record.audit = { seq: reached.seq, hash: reached.hash };
+    }
   }
 
   function warn(kept) {
@@ -174,36 +213,43 @@
     // No log open yet: nothing to witness.
     if (!head || head.seq === null || head.seq === undefined) return "none";
     if (!isSeq(head.seq) || typeof head.head !== "string" || !HEX64.test(head.head)) throw new Quiet();
+    if (typeof head.public_key !== "string" || !HEX64.test(head.public_key)) throw new Quiet();
     const store = readStore();
     if (store === null) return "offline";
-    const kept = store[box.dataset.campaignId];
-    if (!kept || !isSeq(kept.seq) || typeof kept.head !== "string") {
-      keep(head);
-      fillSeen(head.head);
-      return "kept";
-    }
+    const key = await pinnedKey(head.public_key);
+    box.dataset.signatures = key ? "checked" : "unsupported";
+    const unsigned = box.querySelector("[data-witness-unsigned]");
+    if (!key && unsigned) unsigned.hidden = false;
+    const kept = keptRecord(store);
+    // First sight: this head is kept and this key pinned.
+    const record = kept
+      ? { ...kept }
+      : { campaign: head.campaign, seq: head.seq, head: head.head, time: now(), marks: {}, audit: null };
+    record.key = record.key || head.public_key;
+    const ctx = { pages: MAX_PAGES, key: key, pinned: record.key, campaign: head.campaign, marks: { ...record.marks } };
+    let state = kept ? "same" : "kept";
     try {
-      if (kept.campaign && kept.campaign !== head.campaign) throw new Fork();
-      if (head.seq < kept.seq || (head.seq === kept.seq && head.head !== kept.head)) throw new Fork();
-      if (head.seq === kept.seq) {
-        fillSeen(head.head);
-        return "same";
+      if (record.campaign && record.campaign !== head.campaign) throw new Fork();
+      // Another key than the pinned one signs the log now.
+      if (record.key !== head.public_key) throw new Fork();
+      if (head.seq < record.seq || (head.seq === record.seq && head.head !== record.head)) throw new Fork();
+      if (head.seq > record.seq) {
+        const reached = await walk(ctx, { seq: record.seq, hash: record.head }, { seq: head.seq, hash: head.head });
+        state = reached.seq === head.seq ? "extended" : "later";
+        if (reached.seq > record.seq) Object.assign(record, { seq: reached.seq, head: reached.hash, time: now() });
       }
-      const reached = await walk(kept, head);
-      if (reached !== true) {
-        if (reached && reached.seq > kept.seq) keep({ campaign: head.campaign, seq: reached.seq, head: reached.hash });
-        return "later";
-      }
+      await audit(ctx, record);
     } catch (error) {
       if (error instanceof Fork) {
-        warn(kept);
+        warn(kept || record);
         return "fork";
       }
       throw error;
     }
-    keep(head);
-    fillSeen(head.head);
-    return "extended";
+    record.marks = ctx.marks;
+    keep(record);
+    if (state !== "later") fillSeen(record.head);
+    return state;
   }
 
   check().then(

@@ -3,8 +3,11 @@
 A player's browser keeps the last ``(seq, head)`` it saw of the campaign's
 log; each visit checks that the log it is shown extends it. The server's
 answers are tampered with ``page.route`` as a dishonest operator would: an
-entry the browser already saw rewritten, or the last entries dropped (the
-head too). Both bring the red warning and leave the old head kept.
+entry the browser already saw rewritten, the last entries dropped (the head
+too), a new entry forged with a zero signature, an entry older than the kept
+head edited (found by the walk from entry 0, at most once a day), another
+signing key than the one pinned on first sight. Each brings the red warning
+and leaves what was kept as it was.
 
 Every test also fails on a console error, an uncaught exception or a CSP
 violation (tests/browser/conftest.py).
@@ -13,9 +16,13 @@ violation (tests/browser/conftest.py).
 from __future__ import annotations
 
 import base64
+import hashlib
 import json
+from datetime import UTC, datetime, timedelta
 
 import pytest
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+from django.conf import settings
 from django.urls import reverse
 from playwright.sync_api import Page, Route, expect
 
@@ -30,6 +37,7 @@ from tests.browser.conftest import (
     log_in,
     require,
 )
+from tests.browser.test_verify_js import NO_ED25519
 from tests.conftest import World, make_world
 from tests.factories import roll
 
@@ -72,6 +80,36 @@ def rewrite(ref: dict) -> dict:
     return {**ref, "entry_b64": base64.b64encode(raw).decode("ascii")}
 
 
+def seq_of(ref: dict) -> int:
+    return json.loads(base64.b64decode(ref["entry_b64"]))["seq"]
+
+
+def hash_of(ref: dict) -> str:
+    return hashlib.sha256(b"rollog/v1/entry\n" + base64.b64decode(ref["entry_b64"])).hexdigest()
+
+
+def zero_signed(ref: dict) -> dict:
+    """The entry rewritten with a zero signature: what someone without the key can serve."""
+    return {**rewrite(ref), "sig": "0" * 128}
+
+
+def resigned(ref: dict) -> dict:
+    """The entry rewritten and signed again with the site's own key: what an operator holding it can serve."""
+    forged = rewrite(ref)
+    digest = bytes.fromhex(hash_of(forged))
+    return {**forged, "sig": settings.ROLLOG_KEYS.signing_key.sign(b"rollog/v1/sig\n" + digest).hex()}
+
+
+def at_seq(seq: int, change):
+    """An export change that passes the entry numbered ``seq`` through ``change``, wherever the page starts."""
+    return lambda entries: [change(e) if seq_of(e) == seq else e for e in entries]
+
+
+def a_day_later(page: Page) -> None:
+    """The browser's clock a day on: the walk from entry 0 is due again."""
+    page.clock.set_fixed_time(datetime.now(UTC) + timedelta(days=1, minutes=5))
+
+
 def serve_export(page: Page, change) -> None:
     """Serve the real export with its entries passed through ``change``."""
 
@@ -79,6 +117,32 @@ def serve_export(page: Page, change) -> None:
         response = route.fetch()
         document = response.json()
         document["entries"] = change(document["entries"])
+        route.fulfill(response=response, json=document)
+
+    page.route(EXPORT, handle)
+
+
+def serve_head(page: Page, **changes) -> None:
+    """Serve the real head with some of its fields changed."""
+
+    def handle(route: Route) -> None:
+        response = route.fetch()
+        route.fulfill(response=response, json={**response.json(), **changes})
+
+    page.route(HEAD, handle)
+
+
+def serve_one_entry_per_page(page: Page, world: World, last_seq: int, change=lambda entries: entries) -> None:
+    """Serve the real export cut into pages of one entry (passed through ``change``), up to ``last_seq``."""
+
+    def handle(route: Route) -> None:
+        response = route.fetch()
+        document = response.json()
+        start = document["start"]
+        export = reverse("rolls:log-export", args=[world.campaign.slug])
+        document["entries"] = change(document["entries"][:1])
+        # `next` names another host: the walk asks this site all the same.
+        document["next"] = None if start >= last_seq else f"http://elsewhere.example{export}?desde={start + 1}"
         route.fulfill(response=response, json=document)
 
     page.route(EXPORT, handle)
@@ -94,6 +158,10 @@ def test_the_browser_keeps_the_head_then_sees_the_log_extend_it(page: Page, worl
     seq, head = head_of(world)
     assert (seq, kept(page, world)["seq"], kept(page, world)["head"]) == (0, 0, head)
     assert kept(page, world)["campaign"] == world.campaign.roll_log.log_id
+    # The key is pinned on first sight, and the signatures were checked.
+    assert kept(page, world)["key"] == settings.ROLLOG_KEYS.public_key_hex
+    expect(witness(page)).to_have_attribute("data-signatures", "checked")
+    expect(page.locator("[data-witness-unsigned]")).to_be_hidden()
 
     visit(page, world, "same")
     first = roll(world)
@@ -163,10 +231,7 @@ def test_dropped_entries_and_a_lower_head_show_the_fork_warning(page: Page, worl
     earlier = RollEntry.objects.get(campaign=world.campaign, seq=1)
 
     # The operator drops the last entry and winds the head back to the one before it.
-    def lower_head(route: Route) -> None:
-        route.fulfill(json={"campaign": before["campaign"], "seq": earlier.seq, "head": earlier.entry_hash})
-
-    page.route(HEAD, lower_head)
+    serve_head(page, seq=earlier.seq, head=earlier.entry_hash)
     serve_export(page, lambda entries: [e for e in entries if json.loads(base64.b64decode(e["entry_b64"]))["seq"] < 2])
     visit(page, world, "fork")
     expect(page.get_by_role("alert")).to_contain_text(f"la entrada n.º 2, con cabeza {seen.entry_hash[:16]}.")
@@ -197,22 +262,140 @@ def test_a_walk_too_long_for_one_visit_keeps_what_it_checked_and_goes_on_later(p
     visit(page, world, "kept")
     entries = [roll(world) for _ in range(24)]
 
-    def one_entry_per_page(route: Route) -> None:
-        # The real export, cut into pages of one entry: 24 pages to walk.
-        response = route.fetch()
-        document = response.json()
-        start = document["start"]
-        export = reverse("rolls:log-export", args=[world.campaign.slug])
-        document["entries"] = document["entries"][:1]
-        # `next` names another host: the walk asks this site all the same.
-        last = start >= entries[-1].seq
-        document["next"] = None if last else f"http://elsewhere.example{export}?desde={start + 1}"
-        route.fulfill(response=response, json=document)
-
-    page.route(EXPORT, one_entry_per_page)
+    serve_one_entry_per_page(page, world, entries[-1].seq)
     visit(page, world, "later")
     # 20 pages from entry 0: entries 0–19 checked, entry 19 kept.
     assert (kept(page, world)["seq"], kept(page, world)["head"]) == (entries[18].seq, entries[18].entry_hash)
     visit(page, world, "extended")
     assert (kept(page, world)["seq"], kept(page, world)["head"]) == (entries[-1].seq, entries[-1].entry_hash)
     expect(page.locator("[data-witness-warning]")).to_be_hidden()
+
+
+def test_a_new_entry_with_a_zero_signature_shows_the_fork_warning(page: Page, world: World, live_server):
+    log_in(page.context, world.player, live_server.url)
+    roll(world)
+    visit(page, world, "kept")
+    before = kept(page, world)
+    last = roll(world)
+
+    # The next entry is forged: it links to the kept head and the head names
+    # it, but its signature is zeros.
+    forged = zero_signed(last.signed.ref())
+    serve_export(page, at_seq(last.seq, lambda ref: forged))
+    serve_head(page, head=hash_of(forged))
+    visit(page, world, "fork")
+    expect(page.get_by_role("alert")).to_contain_text(
+        f"la entrada n.º {before['seq']}, con cabeza {before['head'][:16]}."
+    )
+    assert kept(page, world) == before
+
+    # The same entry signed with the site's key: the chain holds, so the
+    # warning above came from the signature alone.
+    page.unroute(EXPORT)
+    page.unroute(HEAD)
+    signed = resigned(last.signed.ref())
+    serve_export(page, at_seq(last.seq, lambda ref: signed))
+    serve_head(page, head=hash_of(signed))
+    visit(page, world, "extended")
+    assert (kept(page, world)["seq"], kept(page, world)["head"]) == (last.seq, hash_of(signed))
+
+
+def test_an_entry_older_than_the_kept_head_edited_shows_the_fork_warning(page: Page, world: World, live_server):
+    log_in(page.context, world.player, live_server.url)
+    older = roll(world)
+    roll(world)
+    roll(world)
+    # First sight: the head is kept and the log walked from entry 0 up to it.
+    visit(page, world, "kept")
+    before = kept(page, world)
+    assert before["seq"] == 3
+    roll(world)
+
+    # Entry 1, two before the kept head, is edited; the entries after it are
+    # untouched, so the walk from the kept head on sees nothing wrong.
+    a_day_later(page)
+    serve_export(page, at_seq(older.seq, rewrite))
+    visit(page, world, "fork")
+    expect(page.get_by_role("alert")).to_contain_text(f"la entrada n.º 3, con cabeza {before['head'][:16]}.")
+    assert kept(page, world) == before
+
+    # Edited and signed again with the site's key: the signature holds, the
+    # link from entry 2 breaks.
+    page.unroute(EXPORT)
+    serve_export(page, at_seq(older.seq, resigned))
+    visit(page, world, "fork")
+    assert kept(page, world) == before
+
+    # The honest log: it extends the kept head, and the walk from 0 is done again.
+    page.unroute(EXPORT)
+    visit(page, world, "extended")
+    expect(page.locator("[data-witness-warning]")).to_be_hidden()
+    assert kept(page, world)["seq"] == 4
+    assert kept(page, world)["audited"] > before["audited"]
+
+
+def test_another_key_than_the_pinned_one_shows_the_fork_warning(page: Page, world: World, live_server):
+    log_in(page.context, world.player, live_server.url)
+    visit(page, world, "kept")
+    before = kept(page, world)
+    other = Ed25519PrivateKey.generate().public_key().public_bytes_raw().hex()
+    serve_head(page, public_key=other)
+    visit(page, world, "fork")
+    expect(page.get_by_role("alert")).to_be_visible()
+    assert kept(page, world) == before
+    assert before["key"] == settings.ROLLOG_KEYS.public_key_hex
+
+
+def test_a_browser_without_ed25519_says_it_cannot_check_signatures(page: Page, world: World, live_server):
+    page.context.add_init_script(NO_ED25519)
+    log_in(page.context, world.player, live_server.url)
+    visit(page, world, "kept")
+    expect(witness(page)).to_have_attribute("data-signatures", "unsupported")
+    notice = page.locator("[data-witness-unsigned]")
+    expect(notice).to_be_visible()
+    expect(notice).to_have_text(
+        "Este navegador no sabe comprobar las firmas Ed25519: vigila que el registro de tiradas de la partida siga"
+        " al que ya vio, pero no puede detectar una entrada con una firma falsa. Para eso, usa un navegador actual"
+        " o comprueba el registro con verify_log.py."
+    )
+    # The notice as shown passes axe and fits a phone.
+    page.set_viewport_size({"width": 360, "height": 740})
+    violations = axe_violations(page)
+    assert not violations, describe_violations(violations)
+    overflow = horizontal_overflow(page)
+    assert overflow["page"] <= overflow["viewport"], describe_overflow(overflow)
+
+    # It still walks the chain: a broken link is a fork.
+    before = kept(page, world)
+    roll(world)
+    roll(world)
+    serve_export(page, lambda entries: [entries[0], rewrite(entries[1]), *entries[2:]])
+    visit(page, world, "fork")
+    expect(notice).to_be_visible()
+    assert kept(page, world) == before
+
+
+def test_the_walk_from_entry_zero_goes_on_across_visits_and_catches_an_edit_a_day_later(
+    page: Page, world: World, live_server
+):
+    log_in(page.context, world.player, live_server.url)
+    entries = [roll(world) for _ in range(24)]
+    serve_one_entry_per_page(page, world, entries[-1].seq)
+    # First sight of a 25-entry log in pages of one: the walk from entry 0
+    # reads 20 pages (entries 0–19) and keeps where it stopped.
+    visit(page, world, "kept")
+    assert kept(page, world)["audit"] == {"seq": 19, "hash": entries[18].entry_hash}
+    assert "audited" not in kept(page, world)
+    # The next visit goes on from there up to the kept head.
+    visit(page, world, "same")
+    before = kept(page, world)
+    assert before["audit"] is None and before["audited"]
+    # Marks of every 64th position it checked: entry 0 here.
+    assert before["marks"] == {"0": RollEntry.objects.get(campaign=world.campaign, seq=0).entry_hash}
+
+    # Entry 5 signed again with another time: found the next day.
+    page.unroute(EXPORT)
+    serve_one_entry_per_page(page, world, entries[-1].seq, at_seq(5, resigned))
+    a_day_later(page)
+    visit(page, world, "fork")
+    assert kept(page, world) == before

@@ -1,6 +1,6 @@
 """Test-only URLs: a bare page that honours the in-page verifier's contract.
 
-The page carries what the permalink page gives ``static/js/verify-roll.js``:
+The page carries what the permalink page gives ``static/js/verify-roll.js`` (after ``rollog.js``):
 the §3.10 bundle through ``json_script`` (id ``roll-bundle``) and the
 ``#inpage-check`` box with the pinned key and the four labels. It is served by
 the real middleware (Content Security Policy included), from localhost, which
@@ -34,9 +34,10 @@ def verifier_page(request: HttpRequest, token: str) -> HttpResponse:
         '<div id="inpage-check" data-pubkey="{key}" data-label-ok="{ok}" data-label-fail="{fail}"'
         ' data-label-unsupported="{unsupported}" data-label-sealed="{sealed}">'
         '<span class="inpage-status">Comprobando en tu navegador…</span></div>'
-        '<script src="{script}" defer></script></body></html>',
+        '<script src="{rollog}" defer></script><script src="{script}" defer></script></body></html>',
         bundle=json_script(bundle, "roll-bundle"),
         key=public_key,
+        rollog=static("js/rollog.js"),
         script=static("js/verify-roll.js"),
         **LABELS,
     )

@@ -385,20 +385,25 @@ def test_postgresql_refuses_to_rewrite_a_checkpoint(clock, sql):
     assert Checkpoint.objects.get(pk=checkpoint.pk).seq == checkpoint.seq
 
 
-def test_verify_log_catches_the_truncated_export_with_the_checkpoint_the_site_served(clock, tmp_path, capsys):
+def _checkpointed_export(clock, tmp_path):
+    """A log of three entries, the checkpoint the site served for it (saved to a file) and its export."""
     world = _make_log(clock)
     roll(world)
     checkpoints.publish_checkpoints(MIDNIGHT)
     client = world.client("player")
     kept = tmp_path / "punto.json"
     kept.write_bytes(client.get(_urls(world)["latest"]).content)
-    export = json.loads(client.get(reverse("rolls:log-export", args=[world.campaign.slug])).content)
+    return kept, json.loads(client.get(reverse("rolls:log-export", args=[world.campaign.slug])).content)
+
+
+def test_verify_log_catches_the_truncated_export_with_the_checkpoint_the_site_served(clock, tmp_path, capsys):
+    kept, export = _checkpointed_export(clock, tmp_path)
     whole, cut = tmp_path / "registro.json", tmp_path / "recortado.json"
     whole.write_text(json.dumps(export), encoding="utf-8")
     cut.write_text(json.dumps({**export, "entries": export["entries"][:-1]}), encoding="utf-8")
     key = settings.ROLLOG_KEYS.public_key_hex
     assert verify_log.main([str(whole), key, "--checkpoint", str(kept)]) == 0
-    capsys.readouterr()
+    assert "el registro los contiene, sin recortes ni cambios." in capsys.readouterr().out
     # The cut log is a clean chain on its own; only the checkpoint catches it.
     assert verify_log.main([str(cut), key]) == 0
     assert verify_log.main([str(cut), key, "--checkpoint", str(kept)]) == 1
@@ -417,3 +422,19 @@ def test_the_vector_passes_against_the_t1_t6_log_and_catches_it_without_t6():
     with pytest.raises(offline.RollogError) as caught:
         _offline_check(body, [entry.ref() for entry in log[:-1]], key)
     assert caught.value.code == "truncated"
+
+
+def test_verify_log_never_calls_a_failed_log_intact_even_when_its_checkpoints_match(clock, tmp_path, capsys):
+    kept, export = _checkpointed_export(clock, tmp_path)
+    # The checkpointed head is intact; an entry before it carries a forged (zero) signature.
+    export["entries"][1] = {**export["entries"][1], "sig": "0" * 128}
+    forged = tmp_path / "registro.json"
+    forged.write_text(json.dumps(export), encoding="utf-8")
+    assert verify_log.main([str(forged), settings.ROLLOG_KEYS.public_key_hex, "--checkpoint", str(kept)]) == 1
+    out = capsys.readouterr().out
+    assert "[bad_signature]" in out
+    assert "sin recortes ni cambios" not in out
+    assert (
+        "  Puntos de control comprobados: 1; sus entradas están en el registro, pero la auditoría ha fallado"
+        " (arriba): el registro no es íntegro." in out
+    )

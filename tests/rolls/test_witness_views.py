@@ -5,11 +5,13 @@ from __future__ import annotations
 import json
 
 import pytest
+from django.conf import settings
 from django.urls import reverse
 
 from campaigns import services
 from campaigns.models import Visibility
 from rolls.models import CampaignLog, RollEntry
+from rolls.views import key_fingerprint
 from tests.conftest import client_for, make_world
 from tests.factories import CampaignFactory, roll
 
@@ -59,12 +61,16 @@ def test_the_head_is_the_last_entry_and_moves_with_every_roll():
     response = _head(world, world.player)
     assert response["Content-Type"] == "application/json"
     assert response["Cache-Control"] == "private, no-store"
-    assert json.loads(response.content) == {"campaign": log.log_id, "seq": 0, "head": log.head_hash}
+    # The key the witness pins on first sight, and its fingerprint as the keys page shows it.
+    key = settings.ROLLOG_KEYS.public_key_hex
+    signer = {"public_key": key, "fingerprint": key_fingerprint(key)}
+    assert json.loads(response.content) == {"campaign": log.log_id, "seq": 0, "head": log.head_hash, **signer}
     assert RollEntry.objects.get(campaign=world.campaign, seq=0).entry_hash == log.head_hash
+    assert RollEntry.objects.get(campaign=world.campaign, seq=0).signed.entry["key"] == key
 
     entry = roll(world)
     document = json.loads(_head(world, world.player).content)
-    assert document == {"campaign": log.log_id, "seq": entry.seq, "head": entry.entry_hash}
+    assert document == {"campaign": log.log_id, "seq": entry.seq, "head": entry.entry_hash, **signer}
     assert entry.seq == 1
 
 
@@ -73,7 +79,13 @@ def test_a_campaign_whose_log_is_not_open_has_no_head_yet():
     campaign = CampaignFactory(visibility=Visibility.PUBLIC)
     response = client_for(None).get(reverse("rolls:log-head", args=[campaign.slug]))
     assert response.status_code == 200
-    assert json.loads(response.content) == {"campaign": None, "seq": None, "head": None}
+    assert json.loads(response.content) == {
+        "campaign": None,
+        "seq": None,
+        "head": None,
+        "public_key": settings.ROLLOG_KEYS.public_key_hex,
+        "fingerprint": key_fingerprint(settings.ROLLOG_KEYS.public_key_hex),
+    }
 
 
 @pytest.mark.django_db
@@ -118,6 +130,8 @@ def test_a_members_campaign_pages_carry_the_witness_and_its_hidden_warning(who):
         assert f'data-export-url="/partidas/{slug}/tiradas/registro.json"' in witness
         assert f'data-campaign="{slug}" data-campaign-id="{world.campaign.pk}"' in witness
         assert 'class="alert alert-danger" role="alert" data-witness-warning hidden' in witness
+        # What a browser that cannot check Ed25519 says, hidden until it finds so.
+        assert "data-witness-unsigned hidden>Este navegador no sabe comprobar las firmas Ed25519" in witness
         assert "{date}" in witness and "{seq}" in witness and "{head}" in witness
         assert f'href="/partidas/{slug}/tiradas/registro.json?desde=0" data-witness-export download' in witness
 

@@ -81,6 +81,8 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    # A campaign whose roll log head does not name its last entry: the page that explains it (503), never a 500.
+    "rolls.middleware.LogHeadMismatchMiddleware",
     # Last, as django-axes asks: it turns a locked-out log-in into our lockout page.
     "axes.middleware.AxesMiddleware",
 ]

@@ -13,6 +13,7 @@ from typing import Any
 
 from django.conf import settings
 from django.db import models
+from django.db.models import Exists, OuterRef
 from django.urls import reverse
 from django.utils.translation import gettext_lazy as _
 
@@ -24,8 +25,40 @@ class ImmutableEntryError(Exception):
     pass
 
 
+class LogHeadMismatch(Exception):
+    """The campaign's head row does not name its last entry: it was changed
+    outside the append service (on PostgreSQL only with the head's trigger
+    switched off, rolls 0005). Reading or appending a roll of that campaign
+    raises it; ``rolls.middleware`` answers the page that explains it."""
+
+    def __init__(self, campaign) -> None:
+        super().__init__(f"The roll log head of campaign {campaign.pk} does not name its last entry.")
+        self.campaign = campaign
+
+
+class CampaignLogQuerySet(models.QuerySet):
+    def broken(self):
+        """The heads that do not name their campaign's last entry: no entry at
+        the head's seq with the head's hash, or an entry after it."""
+        entries = RollEntry.objects.filter(campaign=OuterRef("campaign"))
+        named = entries.filter(seq=OuterRef("seq"), entry_hash=OuterRef("head_hash"))
+        return self.filter(~Exists(named) | Exists(entries.filter(seq__gt=OuterRef("seq"))))
+
+
+def head_broken(campaign: str = "pk") -> Exists:
+    """True for a row whose campaign (``campaign``: the path to its id) has a
+    head that does not name its last entry: an annotation that lets a page
+    check the head in the query it already makes (no query of its own)."""
+    return Exists(CampaignLog.objects.broken().filter(campaign=OuterRef(campaign)))
+
+
 class CampaignLog(models.Model):
-    """The head of a campaign's log, locked (SELECT … FOR UPDATE) by every append."""
+    """The head of a campaign's log, locked (SELECT … FOR UPDATE) by every append.
+
+    It only ever moves to the entry appended after it: on PostgreSQL a trigger
+    refuses any other change (rolls 0005); a head that does not name the last
+    entry (``broken``) stops every page that reads or appends the campaign's
+    rolls with ``LogHeadMismatch``."""
 
     campaign = models.OneToOneField(
         "campaigns.Campaign", on_delete=models.PROTECT, primary_key=True, related_name="roll_log"
@@ -37,6 +70,8 @@ class CampaignLog(models.Model):
     head_time = models.CharField(max_length=20)
     epoch = models.PositiveIntegerField()
     next_index = models.PositiveIntegerField()
+
+    objects = CampaignLogQuerySet.as_manager()
 
     def __str__(self) -> str:
         return f"{self.log_id} @ {self.seq}"

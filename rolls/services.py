@@ -26,7 +26,7 @@ from django.utils.translation import gettext as _
 
 from campaigns.models import Campaign
 from rolls import rollog, verify_roll
-from rolls.models import CampaignLog, RollEntry, SeedEpoch
+from rolls.models import CampaignLog, LogHeadMismatch, RollEntry, SeedEpoch
 from rolls.permissions import audience_for
 from rules import notation
 from rules.dice import FixedDice
@@ -323,6 +323,12 @@ class _Slot:
     epoch: _Epoch
     retry_id: int | None  # the entry already made with this client seed
     seen_seq: int | None  # the seq of the entry named by `seen`
+    last: tuple[int, str]  # the seq and hash of the campaign's last entry, which the head must name
+
+    @classmethod
+    def from_row(cls, row: tuple) -> _Slot:
+        *epoch, retry_id, seen_seq, last_seq, last_hash = row
+        return cls(_Epoch(*epoch), retry_id, seen_seq, (last_seq, last_hash))
 
 
 def _head_statement(campaign: Campaign) -> tuple[str, list]:
@@ -340,19 +346,25 @@ def _slot_statement(campaign_id: int, client_seed: str | None, seen: str | None)
     # the head as the previous holder left it and every entry committed while
     # this request waited for the lock.
     entries, log = RollEntry._meta.db_table, CampaignLog._meta.db_table
+    last = f"FROM {entries} t WHERE t.campaign_id = %s ORDER BY t.seq DESC LIMIT 1"
     sql = (
         "SELECT id, campaign_id, epoch, anchor, length, opened_seq,"
         f" (SELECT r.id FROM {entries} r WHERE r.campaign_id = %s AND r.client_seed = %s),"
-        f" (SELECT s.seq FROM {entries} s WHERE s.campaign_id = %s AND s.entry_hash = %s)"
+        f" (SELECT s.seq FROM {entries} s WHERE s.campaign_id = %s AND s.entry_hash = %s),"
+        f" (SELECT t.seq {last}), (SELECT t.entry_hash {last})"
         f" FROM {SeedEpoch._meta.db_table}"
         f" WHERE campaign_id = %s AND epoch = (SELECT epoch FROM {log} WHERE campaign_id = %s)"
     )
-    return sql, [campaign_id, client_seed, campaign_id, seen, campaign_id, campaign_id]
+    return sql, [campaign_id, client_seed, campaign_id, seen, campaign_id, campaign_id, campaign_id, campaign_id]
 
 
 def _lock_head(campaign: Campaign, client_seed: str | None, seen: str | None) -> tuple[_Head, _Slot]:
     """Lock the campaign's head row until the transaction ends (opening the log
-    if missing) and read what the next slot needs, in one round trip."""
+    if missing) and read what the next slot needs, in one round trip.
+
+    Raises ``LogHeadMismatch`` when the head does not name the last entry (or
+    is missing while entries exist, or names no seed epoch): appending after
+    it would reuse a seq or chain to an entry that is not the last."""
     statements = [_head_statement(campaign), _slot_statement(campaign.pk, client_seed, seen)]
     with connection.cursor() as cursor:
         heads, slots = _execute(cursor, statements)
@@ -364,8 +376,12 @@ def _lock_head(campaign: Campaign, client_seed: str | None, seen: str | None) ->
             pass  # Another request opened it first.
         with connection.cursor() as cursor:
             heads, slots = _execute(cursor, statements)
-    *epoch, retry_id, seen_seq = slots[0]
-    return _Head(campaign, *heads[0]), _Slot(_Epoch(*epoch), retry_id, seen_seq)
+    if not heads or not slots:
+        raise LogHeadMismatch(campaign)
+    head, slot = _Head(campaign, *heads[0]), _Slot.from_row(slots[0])
+    if slot.last != (head.seq, head.head_hash):
+        raise LogHeadMismatch(campaign)
+    return head, slot
 
 
 def _move_head(log: _Head, entry: RollEntry) -> None:
@@ -400,8 +416,7 @@ def _take_slot(campaign: Campaign, client_seed: str | None, seen: str | None) ->
         # Only a log left with a used-up epoch (say, by an older version) gets here.
         _open_next_epoch(log)
         with connection.cursor() as cursor:
-            *epoch, retry_id, seen_seq = _execute(cursor, [_slot_statement(log.campaign_id, client_seed, seen)])[0][0]
-        slot = _Slot(_Epoch(*epoch), retry_id, seen_seq)
+            slot = _Slot.from_row(_execute(cursor, [_slot_statement(log.campaign_id, client_seed, seen)])[0][0])
     return log, slot
 
 
@@ -481,10 +496,13 @@ def earlier_entry(*, campaign: Campaign, user, client_seed: str | None) -> RollE
     condition, a hero point) looks its seed up here first, under the lock it
     takes on the roll, and on a retried form shows what the first request
     did instead of paying and drawing again. A seed someone else used is
-    refused, as the log would refuse it.
+    refused, as the log would refuse it, and so is a malformed one.
     """
     if not client_seed:
         return None
+    # A seed the log would refuse (a NUL byte, 100 000 characters) is refused
+    # here, in Spanish, before it reaches a query: PostgreSQL cannot hold a NUL.
+    _client_seed(client_seed)
     entry = RollEntry.objects.filter(campaign=campaign, client_seed=client_seed).first()
     if entry is not None and entry.user_id != getattr(user, "pk", None):
         raise seed_used()

@@ -45,7 +45,7 @@ from campaigns.permissions import Access, campaign_access
 from hitos_site.htmx import HtmxHttpRequest, wants_fragment
 from rolls import presenters, rollog, services, verify_roll
 from rolls.forms import FreeRollForm
-from rolls.models import CampaignLog, RollEntry
+from rolls.models import CampaignLog, LogHeadMismatch, RollEntry, head_broken
 from rolls.permissions import can_read_roll, readable_ids, readable_rolls
 
 EXPORT_PAGE_SIZE = 1000
@@ -64,12 +64,15 @@ def _json(document: dict, *, status: int = 200) -> HttpResponse:
 
 def _entry_for(permalink: str) -> RollEntry:
     """A roll by its permalink: anyone holding the link may see it (outsiders included)."""
-    return get_object_or_404(
-        RollEntry.objects.rolls().select_related(
-            "campaign", "user", "character", "scene", "post__scene", "post__on_behalf_of"
-        ),
+    entry = get_object_or_404(
+        RollEntry.objects.rolls()
+        .select_related("campaign", "user", "character", "scene", "post__scene", "post__on_behalf_of")
+        .annotate(head_broken=head_broken("campaign")),
         permalink=permalink,
     )
+    if entry.head_broken:
+        raise LogHeadMismatch(entry.campaign)
+    return entry
 
 
 @functools.cache
@@ -266,9 +269,14 @@ def roll_permalink(request: HttpRequest, permalink: str) -> HttpResponse:
             "campaign__gm_id",
             "campaign__visibility",
         )
-        .annotate(head=Subquery(CampaignLog.objects.filter(campaign=OuterRef("campaign")).values("seq")[:1])),
+        .annotate(
+            head=Subquery(CampaignLog.objects.filter(campaign=OuterRef("campaign")).values("seq")[:1]),
+            head_broken=head_broken("campaign"),
+        ),
         permalink=permalink,
     )
+    if found.head_broken:
+        raise LogHeadMismatch(found.campaign)
     content_versions = fragments.versions(fragments.campaign_scope(found.campaign_id), fragments.PEOPLE)
     access = fragments.reader_access(request.user, found.campaign, content_versions[0])
     key = fragments.key(
@@ -443,8 +451,17 @@ def _id_filter(request: HttpRequest, name: str) -> int | None:
 
 
 def _log_head(campaign) -> int:
-    """The seq of the campaign's last entry: it moves with every roll and re-roll."""
-    return CampaignLog.objects.filter(campaign=campaign).values_list("seq", flat=True).first() or 0
+    """The seq of the campaign's last entry: it moves with every roll and re-roll.
+    Raises ``LogHeadMismatch`` if the head does not name the last entry."""
+    seq, broken = (
+        CampaignLog.objects.filter(campaign=campaign)
+        .annotate(broken=head_broken("campaign"))
+        .values_list("seq", "broken")
+        .first()
+    ) or (0, False)
+    if broken:
+        raise LogHeadMismatch(campaign)
+    return seq
 
 
 def _roll_log_context(access, chosen: dict, page: str | None) -> dict:
@@ -514,6 +531,7 @@ def roll_log(request: HtmxHttpRequest, slug: str) -> HttpResponse:
         )
     page = request.GET.get("pagina") or "1"
     part = "roll-rows" if wants_fragment(request) else "roll-log-page"
+    head = _log_head(campaign)
 
     def rendered() -> str:
         context = {**_roll_log_context(access, chosen, page), **fragments.csrf_context()}
@@ -526,7 +544,7 @@ def roll_log(request: HtmxHttpRequest, slug: str) -> HttpResponse:
             part,
             campaign.pk,
             *content_versions,
-            _log_head(campaign),
+            head,
             fragments.viewer(request.user, access.standing),
             chosen["escena"],
             chosen["personaje"],

@@ -17,6 +17,7 @@ from campaigns import permissions as perms
 from campaigns.access import Need, campaign_for, require
 from campaigns.models import Campaign, Scene
 from campaigns.permissions import Access
+from rolls.models import LogHeadMismatch, head_broken
 from table.models import TableRoll
 
 
@@ -51,8 +52,12 @@ def scene_for_reading(request: HttpRequest, slug: str, scene_id: int) -> tuple[S
     the membership as the cache keeps it under the campaign's content
     version (``campaigns.fragments.reader_access``), and that version with
     the people's, for the page's cached parts: ``(scene, access, versions)``.
-    Actions load the scene with ``scene_for``, which asks the database."""
-    campaign = get_object_or_404(Campaign.objects.select_related("gm"), slug=slug)
+    Actions load the scene with ``scene_for``, which asks the database.
+    The scene's rolls are not shown under a log head that does not name the
+    last entry (``LogHeadMismatch``, checked in the campaign's own query)."""
+    campaign = get_object_or_404(
+        Campaign.objects.select_related("gm").annotate(roll_log_broken=head_broken()), slug=slug
+    )
     content_versions = site_fragments.versions(site_fragments.campaign_scope(campaign.pk), site_fragments.PEOPLE)
     access = site_fragments.reader_access(request.user, campaign, content_versions[0])
     if not perms.can_view_campaign(access):
@@ -61,6 +66,8 @@ def scene_for_reading(request: HttpRequest, slug: str, scene_id: int) -> tuple[S
     chosen = set() if scene.everyone or access.is_gm else set(scene.participants.values_list("pk", flat=True))
     if not perms.can_view_scene(access, scene, chosen):
         raise Http404
+    if campaign.roll_log_broken:
+        raise LogHeadMismatch(campaign)
     scene.campaign = campaign
     return scene, access, content_versions
 

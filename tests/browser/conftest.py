@@ -271,7 +271,10 @@ def describe_violations(violations: list[dict]) -> str:
 
 # The elements that stick out of the viewport on the right (or left), widest
 # first, leaving out those inside a box that clips or scrolls them (they do not
-# widen the page). Each is named by tag, id, classes and the start of its text.
+# widen the page); and the boxes that scroll sideways inside a page that fits
+# (overflow-x auto or scroll, and content wider than the box: a phone reader
+# would have to swipe them to read what is hidden). Each is named by tag, id,
+# classes and the start of its text.
 _OVERFLOW = """() => {
   const viewport = window.innerWidth;
   const page = document.documentElement.scrollWidth;
@@ -308,22 +311,43 @@ _OVERFLOW = """() => {
     }
   }
   wide.sort((a, b) => b.right - a.right || b.width - a.width);
-  return {viewport, page, widest: wide.slice(0, 6)};
+  const scrollers = [];
+  for (const element of document.body.querySelectorAll("*")) {
+    if (["auto", "scroll"].includes(getComputedStyle(element).overflowX)
+        && element.scrollWidth > element.clientWidth + 1) {
+      scrollers.push({element: name(element), width: element.clientWidth, content: element.scrollWidth});
+    }
+  }
+  return {viewport, page, widest: wide.slice(0, 6), scrollers};
 }"""
 
 
 def horizontal_overflow(page: Page) -> dict:
-    """``{"viewport", "page", "widest"}``: the window's width, the document's
-    scroll width and the elements that stick out, widest first."""
+    """``{"viewport", "page", "widest", "scrollers"}``: the window's width, the
+    document's scroll width, the elements that stick out, widest first, and
+    the boxes that scroll sideways."""
     return page.evaluate(_OVERFLOW)
 
 
+def fits(overflow: dict) -> bool:
+    """Nothing to scroll sideways: neither the page nor any box in it."""
+    return overflow["page"] <= overflow["viewport"] and not overflow["scrollers"]
+
+
 def describe_overflow(overflow: dict) -> str:
-    lines = [f"the page is {overflow['page']} px wide in a {overflow['viewport']} px window; what sticks out:"]
-    lines += [
-        f"    {item['element']}: {item['left']}…{item['right']} px ({item['width']} px wide)"
-        for item in overflow["widest"]
-    ]
+    lines = [f"the page is {overflow['page']} px wide in a {overflow['viewport']} px window"]
+    if overflow["page"] > overflow["viewport"]:
+        lines[0] += "; what sticks out:"
+        lines += [
+            f"    {item['element']}: {item['left']}…{item['right']} px ({item['width']} px wide)"
+            for item in overflow["widest"]
+        ]
+    if overflow["scrollers"]:
+        lines.append("what scrolls sideways inside the page:")
+        lines += [
+            f"    {item['element']}: {item['content']} px of content in a {item['width']} px box"
+            for item in overflow["scrollers"]
+        ]
     return "\n".join(lines)
 
 
@@ -371,7 +395,7 @@ def shown_problems(page: Page, name: str, width: int) -> list[str]:
     if violations:
         problems.append(f"{name} at {width} px, axe:\n{describe_violations(violations)}")
     overflow = horizontal_overflow(page)
-    if overflow["page"] > overflow["viewport"]:
+    if not fits(overflow):
         problems.append(f"{name} at {width} px: {describe_overflow(overflow)}")
     return problems
 

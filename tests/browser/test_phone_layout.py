@@ -1,6 +1,10 @@
 """Issue 14, on a phone (360 × 740) in a real Chromium: the scene's tools fold
 into one "Herramientas" control so the first post is in view, and every action
-of the combat page is reachable without scrolling sideways.
+of the combat page is reachable without scrolling sideways. Issue 29: the
+tables of the sheet lists, a sheet's history and the hero-point ledger stack
+their rows, each value labelled with its column's header, and pass the gates
+(axe-core, the width check, the Nu HTML Checker); the width check also catches
+a box that scrolls sideways inside a page that fits.
 
 Every test also fails if a page logged a console error, threw an uncaught
 exception or violated the Content Security Policy (tests/browser/conftest.py).
@@ -11,12 +15,24 @@ from __future__ import annotations
 import re
 
 import pytest
+from django.db.models import Count
 from django.urls import reverse
 from playwright.sync_api import Page, expect
 
+from accounts.models import User
+from campaigns.models import Campaign
 from campaigns.permissions import campaign_access
+from sheets.models import Character
 from systems.hitos.combat import services as combat_services
-from tests.browser.conftest import describe_overflow, horizontal_overflow, log_in
+from tests.browser.conftest import (
+    describe_overflow,
+    fits,
+    horizontal_overflow,
+    log_in,
+    require_gate_tools,
+    served_html_problems,
+    shown_problems,
+)
 from tests.conftest import World, make_world
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -34,7 +50,123 @@ def play(live_server) -> World:
 
 def _fits(page: Page) -> None:
     overflow = horizontal_overflow(page)
-    assert overflow["page"] <= overflow["viewport"], describe_overflow(overflow)
+    assert fits(overflow), describe_overflow(overflow)
+
+
+# A page that fits a phone, with a box that scrolls sideways (as Bootstrap's
+# table-responsive box did around a table too wide for a phone), a box whose
+# content fits and one that clips what is too wide instead of scrolling it.
+SCROLLING_BOX = """<!doctype html>
+<html lang="es"><head><meta charset="utf-8"><title>Caja</title></head>
+<body><main><h1>Caja</h1>
+<div id="desliza" style="overflow-x: auto"><div style="width: 600px">ancho</div></div>
+<div id="cabe" style="overflow-x: auto"><div style="width: 100px">estrecho</div></div>
+<div id="recorta" style="overflow-x: hidden"><div style="width: 600px">recortado</div></div>
+</main></body></html>
+"""
+
+
+def test_the_width_check_names_a_box_that_scrolls_sideways_in_a_page_that_fits(page: Page):
+    page.set_viewport_size(PHONE)
+    page.set_content(SCROLLING_BOX)
+    overflow = horizontal_overflow(page)
+
+    assert overflow["page"] == overflow["viewport"] == PHONE["width"]
+    assert overflow["scrollers"] == [{"element": "div#desliza «ancho»", "width": PHONE["width"] - 16, "content": 600}]
+    assert not fits(overflow)
+    assert "div#desliza «ancho»: 600 px of content in a 344 px box" in describe_overflow(overflow)
+
+
+# The cells of a table's body as a reader sees them: the column's header and
+# the label the cell shows before its value (none: "none"), and how its row is laid out.
+_CELLS = """(table) => {
+  const headers = [...table.tHead.rows[0].cells].map((cell) => cell.textContent.trim());
+  return [...table.tBodies[0].rows].flatMap((row) => [...row.cells].map((cell, index) => ({
+    header: headers[index], label: getComputedStyle(cell, "::before").content, row: getComputedStyle(row).display,
+  })));
+}"""
+
+
+def _stacked_tables() -> list[tuple[str, User, str, str]]:
+    """(name, who, address, the table) of each page with a table that stacks on a phone:
+    the sheet lists of the three demo games, for a player and for the GM, the
+    history of the HITOS sheet that has the most, and the hero-point ledger of
+    Grumo on his sheet (Bruno) and hero page (GM)."""
+    from demo import aventuras, vaesen
+    from demo.campaign import DEMO_CAMPAIGN_SLUG, demo_load
+
+    demo_load()
+    ana = User.objects.get(username="ana")
+    pages = []
+    for slug in (DEMO_CAMPAIGN_SLUG, vaesen.VAESEN_CAMPAIGN_SLUG, aventuras.AVENTURAS_CAMPAIGN_SLUG):
+        campaign = Campaign.objects.get(slug=slug)
+        address = reverse("sheets:sheet-list", args=[slug])
+        pages += [
+            (f"sheet-list-{slug}-player", ana, address, "#sheet-table table"),
+            (f"sheet-list-{slug}-gm", campaign.gm, address, "#sheet-table table"),
+        ]
+    changed = (
+        Character.objects.filter(campaign__slug=DEMO_CAMPAIGN_SLUG)
+        .select_related("campaign__gm")
+        .annotate(changes=Count("events"))
+        .latest("changes")
+    )
+    history = reverse("sheets:sheet-history", args=[DEMO_CAMPAIGN_SLUG, changed.pk])
+    pages.append(("sheet-history-gm", changed.campaign.gm, history, "#history-entries table"))
+    grumo = Character.objects.select_related("owner", "campaign__gm").get(name=aventuras.GRUMO)
+    slug = aventuras.AVENTURAS_CAMPAIGN_SLUG
+    ledger = f"#heroes-panel-{grumo.pk} table"
+    pages += [
+        ("hero-ledger-sheet-bruno", grumo.owner, reverse("sheets:sheet-detail", args=[slug, grumo.pk]), ledger),
+        (
+            "hero-ledger-hero-page-gm",
+            grumo.campaign.gm,
+            reverse("aventuras:hero-page", args=[slug, grumo.pk]),
+            ledger,
+        ),
+    ]
+    return pages
+
+
+def test_on_a_phone_the_tables_stack_their_rows_with_labels_and_pass_the_gates(page: Page, live_server):
+    java = require_gate_tools()
+    problems: list[str] = []
+    served: dict[str, str] = {}
+    for name, who, address, selector in _stacked_tables():
+        page.context.clear_cookies()
+        log_in(page.context, who, live_server.url)
+        # Loaded wide, then narrowed, as the gates do (tests/browser/gates.py).
+        page.set_viewport_size(DESKTOP)
+        response = page.goto(address)
+        assert response is not None and response.status == 200, (name, address)
+        served[name] = response.text()
+        problems += shown_problems(page, name, DESKTOP["width"])
+        table = page.locator(selector)
+        expect(table).to_have_count(1)
+        cells = table.evaluate(_CELLS)
+        assert cells, f"{name}: the table has no cells"
+        # Wide: a table, its header row in view, no label repeated in the cells.
+        expect(table.locator("thead")).to_be_visible()
+        if {(cell["label"], cell["row"]) for cell in cells} != {("none", "table-row")}:
+            problems.append(f"{name} at {DESKTOP['width']} px: {cells}")
+
+        page.set_viewport_size(PHONE)
+        problems += shown_problems(page, name, PHONE["width"])
+        # A phone: each row a card, each value after its column's header; and
+        # still a table with its column headers to a screen reader.
+        cells = table.evaluate(_CELLS)
+        wrong = {
+            (cell["header"], cell["label"], cell["row"])
+            for cell in cells
+            if (cell["label"], cell["row"]) != (f'"{cell["header"]}: "', "block")
+        }
+        if wrong:
+            problems.append(f"{name} at {PHONE['width']} px, cells (header, label, row) not stacked: {sorted(wrong)}")
+        expect(table.and_(page.get_by_role("table"))).to_have_count(1)
+        for cell in cells:
+            expect(table.get_by_role("columnheader", name=cell["header"], exact=True)).to_have_count(1)
+    problems += served_html_problems(java, served)
+    assert not problems, "\n\n".join(problems)
 
 
 def test_on_a_phone_the_scene_tools_are_one_control_and_the_first_post_is_in_view(page: Page, play: World, live_server):

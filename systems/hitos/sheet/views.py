@@ -224,7 +224,8 @@ def sheet_list(request: HtmxHttpRequest, campaign: Campaign) -> HttpResponse:
     )
     context.update(
         session_form=NewSessionForm(),
-        scene_form=NewSceneForm(),
+        # Both forms have a «Nota»: its ids must differ on the one page.
+        scene_form=NewSceneForm(auto_id="id_scene_%s"),
         recent=list(SheetEvent.objects.filter(campaign=campaign, character__isnull=True).select_related("actor")[:5])
         if access.is_gm
         else [],

@@ -21,14 +21,15 @@ the same transaction, and adds what they hold to the campaign's export.
 The campaign archive has room too (``ArchivePart``): an app adds its own
 records to the archive of what a member may read (the rolls' signed bundles,
 a game's sheets, under the key ``sheets``) and reads them back when an archive
-becomes a new campaign (``campaigns.archive``).
+becomes a new campaign (``campaigns.archive``). The app that keeps the site's
+key signs the archive and says who signed one (``ArchiveSeal``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 from django import forms
 from django.http import HttpRequest
@@ -156,6 +157,10 @@ class ArchivePart:
     export: Callable[[Access, set[int]], Any]
     load: Callable[[Any, Any, Any], None]
     check: Callable[[Any], list[str]] = lambda data: []
+    # The keys the part's records are signed with that this site does not know,
+    # ``[(key hex, fingerprint)]``: the importer may choose to trust them
+    # (``imported.trusted_keys``).
+    foreign_keys: Callable[[Any], list[tuple[str, str]]] = lambda data: []
     # The game whose campaigns have this part ("": every campaign).
     system: str = ""
     # Parts loaded before the posts (the sheets that voice them).
@@ -174,6 +179,46 @@ def provide_archive_part(part: ArchivePart) -> None:
 def archive_parts(system: str) -> list[ArchivePart]:
     """The parts of the archive of a campaign of ``system``."""
     return [part for part in _archive_parts if part.system in ("", system)]
+
+
+@dataclass(frozen=True)
+class Provenance:
+    """Who vouches for an archive's bytes: ``kind`` is ``SITE`` (this site's
+    key signed them, unchanged), ``FOREIGN`` (another key signed them,
+    unchanged: its ``fingerprint`` names it), ``ALTERED`` (a signature that
+    does not match them) or ``UNSIGNED``."""
+
+    SITE: ClassVar[str] = "site"
+    FOREIGN: ClassVar[str] = "foreign"
+    ALTERED: ClassVar[str] = "altered"
+    UNSIGNED: ClassVar[str] = "unsigned"
+
+    kind: str
+    fingerprint: str = ""
+
+
+@dataclass(frozen=True)
+class ArchiveSeal:
+    """The site's signature of its archives, from the app that keeps the
+    site's key. ``sign(body)``: the signature block of the archive's canonical
+    bytes; ``provenance(body, block)``: who signed those bytes."""
+
+    sign: Callable[[bytes], dict[str, str]]
+    provenance: Callable[[bytes, Any], Provenance]
+
+
+_archive_seal: list[ArchiveSeal] = []
+
+
+def provide_archive_seal(seal: ArchiveSeal) -> None:
+    """Register the site's seal (once: a re-run ``ready()`` adds nothing)."""
+    if not _archive_seal:
+        _archive_seal.append(seal)
+
+
+def archive_seal() -> ArchiveSeal | None:
+    """The site's seal (None when no app keeps a key: archives go unsigned)."""
+    return _archive_seal[0] if _archive_seal else None
 
 
 # --- Feeds: what a post's entry carries beyond its text -------------------------------------

@@ -696,3 +696,19 @@ class Nudge(models.Model):
 
     def __str__(self) -> str:
         return f"{self.user} @ {self.scene_id}"
+
+
+class ArchiveUpload(models.Model):
+    """A campaign archive uploaded to be imported, kept while its importer
+    reads what it holds and chooses how to import it (``campaigns.archive_views``);
+    deleted once imported, and replaced by the importer's next upload."""
+
+    owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    raw = models.BinaryField()
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"{self.owner} @ {self.created_at:%Y-%m-%d %H:%M}"

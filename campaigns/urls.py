@@ -13,6 +13,7 @@ urlpatterns = [
     path("cuenta/avisos/baja/<str:token>/", unsubscribe.email_unsubscribe, name="email-unsubscribe"),
     path("partidas/nueva/", views.campaign_create, name="campaign-create"),
     path("partidas/importar/", archive_views.campaign_import, name="campaign-import"),
+    path("partidas/importar/<int:upload_id>/", archive_views.campaign_import_review, name="campaign-import-review"),
     path("partidas/<slug:slug>/", views.campaign_detail, name="campaign-detail"),
     path("partidas/<slug:slug>/editar/", views.campaign_edit, name="campaign-edit"),
     path("partidas/<slug:slug>/solicitar/", views.application_create, name="application-create"),

@@ -36,10 +36,12 @@ class RollsConfig(AppConfig):
         )
         extensions.provide("campaign_page", pages.campaign_page)
 
-        from rolls.archive import ROLLS_PART
+        from rolls.archive import ARCHIVE_SEAL, ROLLS_PART
 
         # The campaign archive carries every roll its reader may read, with its signed bundle.
         extensions.provide_archive_part(ROLLS_PART)
+        # ... and the whole archive is signed with the site's key.
+        extensions.provide_archive_seal(ARCHIVE_SEAL)
 
         from campaigns import fragments
 

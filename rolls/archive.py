@@ -7,32 +7,46 @@ verifies offline with ``verify_roll``. Built in a fixed number of queries
 however many rolls.
 
 Import: a roll cannot be signed again by another log, so an imported roll is
-never a live one: each bundle is verified, and its post in the new campaign
-says so in its game note («tirada archivada, verificable»), with the
-original permalink the archive's bundle answers to.
+never a live one: each bundle is verified against the key it names, and its
+post in the new campaign says so in its game note, with the original
+permalink the archive's bundle answers to. It is called verifiable only when
+that key is this site's log key («tirada archivada, verificable») or one the
+importer chose to trust, named by its fingerprint; any other key is only
+named («firmada con una clave ajena», with its fingerprint): anyone can make
+a key and sign whatever they like with it.
+
+The seal (``ARCHIVE_SEAL``): the archive itself is signed with the site's key,
+``Ed25519.sign(SEAL_DOMAIN + SHA-256(SEAL_DOMAIN + body))`` over the
+archive's canonical bytes (``campaigns.archive.signed_bytes``), domain
+separated so that it can never pass for a roll's or a checkpoint's signature.
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
+import hashlib
 import json
 from typing import Any
 
+from cryptography.exceptions import InvalidSignature
 from django.conf import settings
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
-from campaigns.extensions import ArchivePart
+from campaigns.extensions import ArchivePart, ArchiveSeal, Provenance
 from campaigns.markup import render_markdown
 from campaigns.models import Post
 from campaigns.permissions import Access
 from rolls import rollog, verify_roll
 from rolls.models import CampaignLog, RollEntry
 from rolls.permissions import readable_rolls
+from rolls.views import key_fingerprint
 
 KEY = "rolls"
 ARCHIVED = gettext_lazy("Tirada archivada, verificable")
+SEAL_DOMAIN = b"hitos/campaign-export/v1\n"
+SEAL_FORMAT = "hitos-campaign-export-signature/1"
 
 
 def _bundles(entries: list[RollEntry], campaign) -> dict[int, dict[str, Any]]:
@@ -118,6 +132,31 @@ def rolls_check(data: Any) -> list[str]:
     return problems
 
 
+def _key_of(item: dict[str, Any]) -> str:
+    return str(item["bundle"].get("public_key", "")).strip().lower()
+
+
+def rolls_foreign_keys(data: list[dict[str, Any]]) -> list[tuple[str, str]]:
+    """The keys the archive's rolls are signed with that are not this site's,
+    with their fingerprints (``rolls_check`` has verified every bundle)."""
+    ours = settings.ROLLOG_KEYS.public_key_hex
+    keys = sorted({_key_of(item) for item in data} - {ours})
+    return [(key, key_fingerprint(key)) for key in keys]
+
+
+def _standing(key: str, trusted) -> str:
+    """What an archived roll may be called, by the key that signed it."""
+    if key == settings.ROLLOG_KEYS.public_key_hex:
+        return str(ARCHIVED)
+    if key in trusted:
+        return _("Tirada archivada, verificable con una clave de confianza (huella %(fingerprint)s)") % {
+            "fingerprint": key_fingerprint(key)
+        }
+    return _("Tirada archivada, firmada con una clave ajena (huella %(fingerprint)s)") % {
+        "fingerprint": key_fingerprint(key)
+    }
+
+
 def _what_it_says(bundle: dict[str, Any]) -> dict[str, Any]:
     """The roll's content as its bundle discloses it (its opening for a
     sealed roll, which the archive holds only for readers allowed to see it)."""
@@ -128,8 +167,9 @@ def _what_it_says(bundle: dict[str, Any]) -> dict[str, Any]:
 
 def rolls_load(campaign, data: list[dict[str, Any]], imported) -> None:
     """Each roll tied to an imported post is named in that post's game note
-    as an archived, verifiable roll (with its original permalink); the rest
-    (free rolls, rolls of posts left out) are counted for the GM."""
+    as an archived roll, verifiable or not as its key says (``_standing``),
+    with its original permalink; the rest (free rolls, rolls of posts left
+    out) are counted for the GM."""
     by_post: dict[int, list[dict[str, Any]]] = {}
     loose = 0
     for item in data:
@@ -144,7 +184,8 @@ def rolls_load(campaign, data: list[dict[str, Any]], imported) -> None:
             content = _what_it_says(item["bundle"])
             purpose = str(content.get("purpose", "")) or _("tirada")
             dice = ", ".join(str(d) for d in content.get("dice", []))
-            lines.append(f"- {ARCHIVED}: {purpose} ({dice}) · `{item['permalink']}`")
+            standing = _standing(_key_of(item), imported.trusted_keys)
+            lines.append(f"- {standing}: {purpose} ({dice}) · `{item['permalink']}`")
         post.note = "\n\n".join(filter(None, [post.note, "\n".join(lines)]))
         post.note_html = render_markdown(post.note)
         post.save(update_fields=["note", "note_html"])
@@ -160,4 +201,43 @@ def rolls_load(campaign, data: list[dict[str, Any]], imported) -> None:
         )
 
 
-ROLLS_PART = ArchivePart(key=KEY, export=rolls_export, load=rolls_load, check=rolls_check)
+ROLLS_PART = ArchivePart(
+    key=KEY, export=rolls_export, load=rolls_load, check=rolls_check, foreign_keys=rolls_foreign_keys
+)
+
+
+# --- the seal of the whole archive --------------------------------------------------------
+
+
+def _seal_message(body: bytes) -> bytes:
+    return SEAL_DOMAIN + hashlib.sha256(SEAL_DOMAIN + body).digest()
+
+
+def archive_sign(body: bytes) -> dict[str, str]:
+    """The signature block of an archive's canonical bytes, with the site's key."""
+    keys = settings.ROLLOG_KEYS
+    return {
+        "format": SEAL_FORMAT,
+        "public_key": keys.public_key_hex,
+        "fingerprint": key_fingerprint(keys.public_key_hex),
+        "sig": keys.signing_key.sign(_seal_message(body)).hex(),
+    }
+
+
+def archive_provenance(body: bytes, block: Any) -> Provenance:
+    """Who signed ``body``, as the signature ``block`` proves (the block's own
+    fingerprint is never believed: it is computed from its key)."""
+    if block is None:
+        return Provenance(Provenance.UNSIGNED)
+    try:
+        key_hex = str(block["public_key"]).strip().lower()
+        key = verify_roll.parse_public_key(key_hex)
+        key.verify(bytes.fromhex(str(block["sig"])), _seal_message(body))
+    except (KeyError, TypeError, ValueError, InvalidSignature, verify_roll.RollogError):
+        return Provenance(Provenance.ALTERED)
+    if key_hex == settings.ROLLOG_KEYS.public_key_hex:
+        return Provenance(Provenance.SITE, key_fingerprint(key_hex))
+    return Provenance(Provenance.FOREIGN, key_fingerprint(key_hex))
+
+
+ARCHIVE_SEAL = ArchiveSeal(sign=archive_sign, provenance=archive_provenance)

@@ -11,9 +11,10 @@ with its archive id, owner and review status.
 Import: each sheet goes through the system's sheet form and its formsets
 exactly as an uploaded sheet file does (``forms``), then the system's
 ``sheet_create`` with the play state read back (``play_state``); its owner is
-the user of the same username here, or the GM when there is none. A sheet the
-original GM had approved comes back approved (the posts voiced by it need
-that); any other comes back a draft.
+the user of the same username here when the archive proves it
+(``imported.users``), or else the GM, who is told the owner's archived name.
+A sheet the original GM had approved comes back approved (the posts voiced by
+it need that); any other comes back a draft.
 """
 
 from __future__ import annotations
@@ -127,6 +128,13 @@ class SheetsArchive:
             for formset in formsets:
                 formset.is_valid()
             owner = gm if npc else imported.users.get(item.get("owner"), gm)
+            if not npc and owner == gm and item.get("owner") != gm.username:
+                # Nothing links the sheet to its archived owner's account here.
+                name = imported.archived_name(str(item.get("owner_name") or item.get("owner")), limit=200)
+                imported.notes.append(
+                    _("Ficha «%(sheet)s»: era de %(name)s; queda a tu nombre.")
+                    % {"sheet": str(sheet.get("name", "?")), "name": name}
+                )
             character = self.sheet_create(
                 campaign=campaign,
                 owner=owner,

@@ -25,11 +25,13 @@ class HitosConfig(AppConfig):
         extensions.provide("dashboard", pages.dashboard)
         extensions.provide_scene_fields(SCENE_FIELDS)
 
-        from systems.hitos.archive import SHEETS_PART
+        from systems.hitos.archive import OPTIONS_PART, SHEETS_PART
 
         # The campaign archive: this game's sheets (the rolls' signed bundles
         # are a part of every campaign, registered by the rolls app).
         extensions.provide_archive_part(SHEETS_PART)
+        # ... and the rules options an archived campaign brings are checked as the options page would.
+        extensions.provide_archive_part(OPTIONS_PART)
 
         from campaigns import versions
         from systems.hitos.models import Activation, SceneAspect

@@ -3,17 +3,27 @@
 ``apps.py``. An archived sheet is read back through the sheet form (or the NPC
 form) and its formsets exactly as an uploaded sheet file is
 (``forms.import_form_data``); an NPC's sheet has no weapons.
+
+The archived campaign's rules options are held to what the options page lets
+a GM choose (``OPTIONS_PART``): a value the rules engine or the table would
+refuse is refused before anything is written, rather than breaking the new
+campaign's pages.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from django.core.exceptions import ValidationError
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
+from campaigns.extensions import ArchivePart
+from rules.hitos_options import HitosOptions
 from sheets.archive import SheetsArchive
 from systems.hitos.apps import HitosConfig
+from systems.hitos.campaign import TABLE_DEFAULTS
+from systems.hitos.options.forms import CampaignOptionsForm
 from systems.hitos.sheet import services
 from systems.hitos.sheet.forms import (
     NpcForm,
@@ -56,3 +66,32 @@ SHEETS_PART = SheetsArchive(
     prefetch_related=("skills", "weapons", "aspects"),
     sheet_data=_sheet_data,
 ).part()
+
+
+def _options_problems(info: Any) -> list[str]:
+    """The archived campaign's rules options (``campaign.rules_options``), as
+    the rules engine and the options form take them."""
+    stored = info.get("rules_options") if isinstance(info, dict) else None
+    if not isinstance(stored, dict):
+        return []  # missing (the defaults) or not an object (the forum says so)
+    hours = CampaignOptionsForm.base_fields["activation_deadline_hours"]
+    try:
+        HitosOptions.from_dict({k: v for k, v in stored.items() if k not in TABLE_DEFAULTS})
+        if not isinstance(stored.get("players_mark_own_meters", False), bool):
+            raise ValueError("players_mark_own_meters")
+        if type(stored.get("activation_deadline_hours", 1)) is not int:
+            raise ValueError("activation_deadline_hours")
+        hours.clean(stored.get("activation_deadline_hours", 1))
+    except (ValueError, TypeError, AttributeError, ValidationError):
+        return [_("Las opciones de reglas de la partida no son las que permite su página de opciones.")]
+    return []
+
+
+# The options travel in the forum's own ``campaign`` block: this part only checks them.
+OPTIONS_PART = ArchivePart(
+    key="campaign",
+    export=lambda access, posts: None,
+    load=lambda campaign, data, imported: None,
+    check=_options_problems,
+    system=HitosConfig.system_key,
+)

@@ -5,7 +5,8 @@ For each page, at 1280 px and at 360 px wide:
 - axe-core (node_modules/axe-core, pinned in package.json) finds no violation
   of any impact under the WCAG 2.0/2.1 A and AA rules and its best practices
   (``AXE_TAGS`` in tests/browser/conftest.py);
-- the page is no wider than the window (nothing to scroll sideways);
+- nothing scrolls sideways: the page is no wider than the window and no box
+  in it scrolls horizontally;
 - the page loaded as itself (200, no redirect) without a console error, an
   uncaught exception or a Content Security Policy violation.
 
@@ -29,6 +30,7 @@ they fail instead.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
@@ -41,7 +43,8 @@ from playwright.sync_api import Browser, Page
 from accounts.models import User
 from campaigns import notify
 from campaigns import services as campaign_services
-from campaigns.models import Campaign, Invitation, Role
+from campaigns.models import ArchiveUpload, Campaign, Invitation, Role
+from campaigns.permissions import campaign_access
 from rolls import checkpoints
 from rolls.checkpoints import publish_checkpoints
 from rolls.models import RollEntry
@@ -76,6 +79,7 @@ class Demo:
     sheet_id: int  # Inés's sheet
     permalink: str  # a public re-roll (an aspect activation) in that scene
     invitation: Invitation
+    upload_id: int  # Ana's export of the campaign, uploaded to be imported
 
     @classmethod
     def load(cls) -> Demo:
@@ -93,6 +97,8 @@ class Demo:
         )
         # Tomorrow's clock signs today's checkpoint, so its page lists one.
         publish_checkpoints(now=timezone.now() + timedelta(days=1))
+        exported = campaign_services.campaign_export(access=campaign_access(player, campaign))
+        upload = ArchiveUpload.objects.create(owner=player, raw=json.dumps(exported).encode())
         return cls(
             campaign=campaign,
             player=player,
@@ -101,6 +107,7 @@ class Demo:
             sheet_id=Character.objects.get(campaign=campaign, owner=player).pk,
             permalink=reroll.permalink,
             invitation=invitation,
+            upload_id=upload.pk,
         )
 
 
@@ -135,6 +142,11 @@ PAGES = (
     Gate("opposed", "gm", _in_campaign("hitos:opposed", "scene_id")),
     Gate("moderation-log", "gm", _in_campaign("campaigns:moderation-log")),
     Gate("campaign-import", "player", lambda demo: reverse("campaigns:campaign-import")),
+    Gate(
+        "campaign-import-review",
+        "player",
+        lambda demo: reverse("campaigns:campaign-import-review", args=[demo.upload_id]),
+    ),
     # The page a notification e-mail's unsubscribe link opens, logged out.
     Gate(
         "email-unsubscribe",
@@ -170,7 +182,7 @@ crawl = crawl_fixture(DemoCrawl)
     test_page_has_no_accessibility_violation,
     test_page_fits_the_window_without_sideways_scroll,
     test_page_html_has_no_error_for_the_nu_checker,
-) = gate_tests(PAGES, count=27)
+) = gate_tests(PAGES, count=28)
 
 
 SCENES = [gate for gate in PAGES if gate.name.startswith("scene")]

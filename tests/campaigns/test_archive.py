@@ -243,10 +243,12 @@ def test_the_export_view_is_for_members_only_and_get_only(archived):
 def test_an_archive_imported_makes_a_new_campaign_with_the_same_scenes_posts_and_sheets(archived):
     world = archived.world
     data = _export(world.gm, world.campaign)
-    new_gm = UserFactory(display_name="Nueva Directora")
-    imported = archive.campaign_import(data=archive.archive_read(json.dumps(data).encode()), gm=new_gm)
+    # The GM's own export, signed by this site: the GM re-creates the campaign, its people kept.
+    imported = archive.campaign_import(
+        data=archive.archive_read(json.dumps(data).encode()), gm=world.gm, visibility=Visibility.PUBLIC
+    )
     campaign = imported.campaign
-    assert campaign.pk != world.campaign.pk and campaign.gm == new_gm
+    assert campaign.pk != world.campaign.pk and campaign.gm == world.gm
     assert (campaign.title, campaign.system, campaign.visibility) == ("La mansión", "hitos", "public")
     # The world's campaign was made without an off-game scene; the new one has its own.
     assert [s.title for s in campaign.scenes.order_by("pk")] == ["Fuera de juego"] + [
@@ -292,14 +294,13 @@ def test_the_imported_campaign_shows_its_posts_on_its_pages(archived):
 def test_authors_without_an_account_here_are_kept_under_their_name_as_former_members(archived):
     world = archived.world
     data = _export(world.gm, world.campaign)
-    for scene in data["scenes"]:
-        for post in scene["posts"]:
-            if post["author"] == world.bruno.username:
-                post["author"] = "alguien-de-otro-sitio"
+    # Bruno's account no longer has the username the (signed, unchanged) archive names.
+    old_username = world.bruno.username
+    User.objects.filter(pk=world.bruno.pk).update(username="bruno-renombrado")
     imported = archive.campaign_import(data=data, gm=world.gm)
     post = Post.objects.get(scene__campaign=imported.campaign, body="Susurro secreto")
     assert (post.author, post.voice, post.npc_name) == (world.gm, Post.Voice.NPC, "Bruno (antiguo miembro)")
-    assert any("alguien-de-otro-sitio" in note and "antiguo miembro" in note for note in imported.notes)
+    assert any(old_username in note and "antiguo miembro" in note for note in imported.notes)
 
 
 def test_a_players_archive_imports_only_what_the_player_could_read(archived):
@@ -440,8 +441,10 @@ def test_the_upload_page_makes_a_new_campaign_for_whoever_uploads(archived):
     page = client.get(IMPORT_URL)
     assert page.status_code == 200
     assert 'enctype="multipart/form-data"' in page.content.decode()
-    assert "«antiguo miembro»" in page.content.decode()
-    response = client.post(IMPORT_URL, {"file": _upload("partida.json", data)})
+    assert "«nombre archivado, sin verificar»" in page.content.decode()
+    review = client.post(IMPORT_URL, {"file": _upload("partida.json", data)})
+    assert review.status_code == 302 and not Campaign.objects.filter(gm=world.reader).exists()
+    response = client.post(review.url)
     campaign = Campaign.objects.get(gm=world.reader)
     assert response.status_code == 302 and response.url == campaign.get_absolute_url()
     followed = client.get(response.url)

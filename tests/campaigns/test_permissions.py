@@ -8,6 +8,7 @@ POST is the Post/Redirect/Get after the action succeeded.
 
 from __future__ import annotations
 
+import json
 from urllib.parse import quote
 
 import pytest
@@ -17,8 +18,9 @@ from django.test import Client
 from django.urls import URLResolver, reverse
 
 from campaigns import permissions as perms
+from campaigns import services
 from campaigns.feeds import gm_feed_path
-from campaigns.models import Invitation, Membership, Role, Scene, Visibility
+from campaigns.models import ArchiveUpload, Invitation, Membership, Role, Scene, Visibility
 from campaigns.permissions import Standing, campaign_access
 from tests.campaigns.conftest import Table, make_table
 
@@ -28,6 +30,7 @@ STANDINGS = ("anonymous", "outsider", "reader", "player", "other", "cogm", "gm")
 PUBLIC = """
 campaign-create               GET     302  200      200    200    200   200   200
 campaign-import               GET     302  200      200    200    200   200   200
+campaign-import-review        GET     302  404      404    404    404   404   200
 campaign-detail               GET     200  200      200    200    200   200   200
 campaign-edit                 GET     302  403      403    403    403   200   200
 campaign-options              GET     302  403      403    403    403   200   200
@@ -86,6 +89,7 @@ scene-status                  POST    302  405      405    405    405   405   40
 PRIVATE = """
 campaign-create               GET     302  200      200    200    200   200   200
 campaign-import               GET     302  200      200    200    200   200   200
+campaign-import-review        GET     302  404      404    404    404   404   200
 campaign-detail               GET     404  404      200    200    200   200   200
 campaign-edit                 GET     302  404      403    403    403   200   200
 campaign-options              GET     302  404      403    403    403   200   200
@@ -161,9 +165,18 @@ def _request(t: Table, name: str) -> tuple[str, dict]:
     expired = None
     if name == "invitation-open-expired":
         expired = Invitation.objects.create(campaign=t.campaign, created_by=t.gm, expires_at=t.invitation.created_at)
+    upload = None
+    if name == "campaign-import-review":
+        # The GM's own export, uploaded: only its uploader may see what it holds.
+        exported = services.campaign_export(access=campaign_access(t.gm, t.campaign))
+        upload = ArchiveUpload.objects.create(owner=t.gm, raw=json.dumps(exported).encode())
     addresses = {
         "campaign-create": (reverse("campaigns:campaign-create"), {}),
         "campaign-import": (reverse("campaigns:campaign-import"), {}),
+        "campaign-import-review": (
+            reverse("campaigns:campaign-import-review", args=[upload.pk]) if upload else "",
+            {},
+        ),
         "campaign-detail": (reverse("campaigns:campaign-detail", args=[slug]), {}),
         "campaign-edit": (reverse("campaigns:campaign-edit", args=[slug]), {}),
         "campaign-options": (reverse("hitos:campaign-options", args=[slug]), {}),

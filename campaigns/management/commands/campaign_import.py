@@ -4,20 +4,29 @@ from django.core.management.base import BaseCommand, CommandError
 
 from accounts.models import User
 from campaigns import archive
+from campaigns.models import Visibility
 
 
 class Command(BaseCommand):
     help = (
         "Create a NEW campaign from a campaign archive (hitos-campaign-export/2, the campaign page's "
         "«Descargar partida»), directed by --gm: its scenes, posts with their histories, the sheets the "
-        "archive holds, and its rolls as archived, verifiable records of their posts (never new rolls). "
-        "Authors are matched to users by username; posts of authors with no account here stay with the GM, "
-        "as NPC posts under the author's archived name marked «antiguo miembro». Nobody is made a member."
+        "archive holds, and its rolls as archived records of their posts (never new rolls; verifiable only "
+        "when signed with this site's key). An archive this site signed, unchanged, for --gm maps its authors "
+        "to users by username, and --gm re-creates as GM a campaign they directed (--visibility, never more "
+        "public than the archived one); any other archive is a private, read-only copy whose authors, editors, "
+        "recipients and sheet owners are archived names, linked to no account. Nobody is made a member."
     )
 
     def add_arguments(self, parser) -> None:
         parser.add_argument("file", help="the archive (.json)")
         parser.add_argument("--gm", required=True, help="username of the new campaign's GM")
+        parser.add_argument(
+            "--visibility",
+            choices=Visibility.values,
+            default=Visibility.PRIVATE,
+            help="the new campaign's visibility, when --gm directed the archived campaign (private by default)",
+        )
 
     def handle(self, *args, **options) -> None:
         try:
@@ -30,7 +39,8 @@ class Command(BaseCommand):
         except OSError as exc:
             raise CommandError(f"No se puede leer {path}: {exc.strerror}.") from None
         try:
-            imported = archive.campaign_import(data=archive.archive_read(raw), gm=gm)
+            data = archive.archive_read(raw)
+            imported = archive.campaign_import(data=data, gm=gm, visibility=options["visibility"])
         except archive.ArchiveError as exc:
             raise CommandError("El archivo no se puede importar:\n- " + "\n- ".join(exc.problems)) from None
         campaign = imported.campaign

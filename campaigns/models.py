@@ -345,22 +345,26 @@ class PostQuerySet(models.QuerySet):
             return self
         if not user.is_authenticated:
             return self.filter(recipients=Post.Recipients.ALL)
-        return self.filter(
-            Q(recipients=Post.Recipients.ALL)
-            | Q(author=user)
-            | Q(recipients=Post.Recipients.CHOSEN, chosen_recipients=user)
-        ).distinct()
+        return self.filter(Q(recipients=Post.Recipients.ALL) | Q(author=user) | _chosen_for(user))
 
     def readable_by_member(self, user, *, directed):
         """Across campaigns the user belongs to, in one query: every post of
         those they direct (``directed``: campaign ids, or a subquery of them),
         and elsewhere the posts in scenes open to all members or chosen for
-        them, addressed to everyone or to them (for one campaign the pages use
-        ``Scene.objects.visible_to`` and ``addressed_to``)."""
+        them, addressed to everyone, theirs or to them (for one campaign the
+        pages use ``Scene.objects.visible_to`` and ``addressed_to``)."""
         is_gm = Q(scene__campaign__in=directed)
         scene_ok = is_gm | Q(scene__everyone=True) | Q(scene__participants=user)
-        addressed = is_gm | Q(recipients=Post.Recipients.ALL) | Q(chosen_recipients=user)
+        addressed = is_gm | Q(recipients=Post.Recipients.ALL) | Q(author=user) | _chosen_for(user)
         return self.filter(scene_ok, addressed)
+
+    def readable_where_member(self, user):
+        """``readable_by_member`` over every campaign the user directs or is
+        an active member of, in one query."""
+        campaigns = Campaign.objects.of_user(user).values("pk")
+        cogm_of = Membership.objects.active().filter(user=user, role=Role.COGM).values("campaign")
+        directed = Campaign.objects.filter(Q(gm=user) | Q(pk__in=cogm_of)).values("pk")
+        return self.filter(scene__campaign__in=campaigns).readable_by_member(user, directed=directed)
 
     def unread_by(self, user):
         """Posts by others after the user's read marker in their scene."""
@@ -437,6 +441,24 @@ class Post(models.Model):
         if self.voice == Post.Voice.NPC:
             return self.npc_name
         return self.author.public_name
+
+
+def chosen_readers():
+    """The chosen recipients who may read the whispers addressed to them: the
+    ``(post, user)`` rows of ``Post.chosen_recipients`` whose user is still an
+    active member of the post's campaign. A member who left or was removed
+    no longer reads them (back in the campaign, they do again). Every
+    predicate that asks whether a chosen recipient reads a post asks here."""
+    return Post.chosen_recipients.through.objects.filter(
+        user__memberships__campaign=F("post__scene__campaign"),
+        user__memberships__status=Membership.Status.ACTIVE,
+    )
+
+
+def _chosen_for(user) -> Q:
+    """A whisper to chosen members that ``user`` reads (``chosen_readers``),
+    as a condition on ``Post``."""
+    return Q(recipients=Post.Recipients.CHOSEN) & Q(Exists(chosen_readers().filter(post=OuterRef("pk"), user=user)))
 
 
 class PostRevision(models.Model):

@@ -64,6 +64,7 @@ from campaigns.models import (
     PostReport,
     Role,
     Visibility,
+    chosen_readers,
 )
 from campaigns.permissions import campaign_access, can_read_post
 
@@ -174,7 +175,7 @@ def post_readers(post: Post) -> tuple[set[int], set[int]]:
     elif post.recipients == Post.Recipients.GM:
         readers = set(gm_ids)
     else:
-        chosen = set(post.chosen_recipients.values_list("pk", flat=True))
+        chosen = set(chosen_readers().filter(post=post).values_list("user_id", flat=True))
         readers = (seeing & chosen) | gm_ids
     return readers, gm_ids
 
@@ -476,6 +477,14 @@ def _not_held(held_ids: list[int]):
         return Q()
     holding = Absence.objects.filter(pk__in=held_ids, user=OuterRef("user"), campaign=OuterRef("campaign"))
     return ~Exists(holding)
+
+
+def _still_readable(user) -> Q:
+    """The notifications about no post, or about a post ``user`` still reads
+    (``Post.objects.readable_where_member``): a member who left or was
+    removed is told nothing more of the campaign's posts, and never of the
+    whispers once addressed to them."""
+    return Q(post__isnull=True) | Q(post__in=Post.objects.readable_where_member(user).values("pk"))
 
 
 def wants_any_mail(user) -> bool:
@@ -815,11 +824,13 @@ def digest_send(*, user) -> bool:
 
     Read notifications are left out: the user has already seen them, and so
     are those an absence holds and what the campaigns it holds wait for
-    (they go out on return). A user awaited somewhere gets a digest even
-    with no new notification, with only the «Te esperan» part, on every run
-    while they are awaited: the list is not compared with yesterday's. The
-    rows are locked while the message is sent, so two runs at once cannot
-    both send them, and a failed send leaves them pending for the next run.
+    (they go out on return), and those about a post the user no longer
+    reads (``_still_readable``: they stay unsent). A user awaited somewhere
+    gets a digest even with no new notification, with only the «Te esperan»
+    part, on every run while they are awaited: the list is not compared with
+    yesterday's. The rows are locked while the message is sent, so two runs
+    at once cannot both send them, and a failed send leaves them pending for
+    the next run.
     """
     holding = held_absences(users=[user.pk])
     held = [absence.pk for absence in holding]
@@ -827,7 +838,7 @@ def digest_send(*, user) -> bool:
         pending = list(
             Notification.objects.select_for_update(of=("self",))
             .filter(user=user, emailed_at__isnull=True, read_at__isnull=True)
-            .filter(_not_held(held))
+            .filter(_not_held(held), _still_readable(user))
             .select_related("campaign")
             .order_by("campaign__title", "campaign_id", "created_at", "id")
         )

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
-from django.db.models import Q
+from django.db.models import Exists, OuterRef, Q
 
 from campaigns.models import Campaign, CampaignStatus, Membership, Post, Role, Scene, Visibility
 
@@ -111,6 +111,22 @@ def can_view_scene(access: Access, scene: Scene, participant_ids: set[int]) -> b
 def visible_scenes(access: Access):
     """The scenes of the campaign the user may read (a QuerySet)."""
     return Scene.objects.visible_to(access.user, access.campaign, is_gm=access.is_gm, is_member=access.is_member)
+
+
+def sees_scene(access: Access, scene_field: str = "scene_id") -> Exists:
+    """Whether the reader may open a row's scene (``scene_field``), as an
+    expression to annotate or filter a QuerySet with (no query of its own):
+    a ledger, a history or a notice names a scene only where it says so."""
+    return Exists(visible_scenes(access).filter(pk=OuterRef(scene_field)))
+
+
+def seen_scene_ids(access: Access, scene_ids) -> set[int]:
+    """Of ``scene_ids`` (scenes of the access's campaign), those the reader
+    may open (one query; none when empty or for the direction, who sees all)."""
+    scene_ids = {pk for pk in scene_ids if pk is not None}
+    if not scene_ids or access.is_gm:
+        return scene_ids
+    return set(visible_scenes(access).filter(pk__in=scene_ids).values_list("pk", flat=True))
 
 
 def can_read_post(access: Access, post: Post) -> bool:

@@ -42,7 +42,7 @@ class TablePostForm(PostForm):
     answers = forms.IntegerField(label=_("Petición de la dirección"), required=False, widget=forms.HiddenInput)
     answer_seed = client_seed_field(marked=True)
 
-    def __init__(self, *args, system=None, npcs=(), requests=(), taken=None, **kwargs):
+    def __init__(self, *args, system=None, npcs=(), requests=(), taken=None, scene_id=None, **kwargs):
         members = kwargs.get("members")
         super().__init__(*args, **kwargs)
         # The characters the writer carries for their absent owners
@@ -77,6 +77,7 @@ class TablePostForm(PostForm):
                     prefix=f"tirada-{i}",
                     characters=list(self.characters.values()),
                     npcs=self.npcs if self.can_npc else None,
+                    scene_id=scene_id,
                 )
                 for i in range(ROLL_ROWS)
             ]

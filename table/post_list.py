@@ -47,6 +47,7 @@ from django.template.loader import get_template
 
 from accounts.models import User
 from campaigns import bylines
+from campaigns import fragments as site_fragments
 from campaigns import permissions as perms
 from campaigns.models import Post, Scene
 from campaigns.permissions import Access
@@ -197,10 +198,12 @@ def page_of_posts(
 
 
 def _audience(access: Access) -> str:
-    """Whose posts index a reader shares when the scene has whispers."""
+    """Whose posts index a reader shares when the scene has whispers: the
+    user's with their standing, since a member who leaves or is removed no
+    longer reads the whispers once addressed to them (``chosen_readers``)."""
     if access.is_gm:
         return "gm"
-    return f"u{access.user.pk}" if access.user.is_authenticated else "public"
+    return site_fragments.viewer(access.user, access.standing)
 
 
 def _index(access: Access, scene: Scene, version: int) -> list[int]:

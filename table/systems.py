@@ -51,17 +51,21 @@ class GameSystem:
 
     # --- the post form ------------------------------------------------------------
 
-    def roll_row(self, data, *, prefix: str, characters: Sequence, npcs: dict | None) -> forms.Form:
+    def roll_row(
+        self, data, *, prefix: str, characters: Sequence, npcs: dict | None, scene_id: int | None = None
+    ) -> forms.Form:
         """One "añadir tirada" row of the post form (``characters``: the
-        author's approved characters; ``npcs``: by id, for the GM). A bound row
-        says ``cleaned_data["used"]`` when the author filled it in."""
+        author's approved characters; ``npcs``: by id, for the GM;
+        ``scene_id``: the scene the post goes to). A bound row says
+        ``cleaned_data["used"]`` when the author filled it in."""
         raise NotImplementedError(f"{self.key}: no roll rows")
 
-    def writer_facts(self, characters: Sequence, npcs: Sequence) -> tuple:
+    def writer_facts(self, characters: Sequence, npcs: Sequence, scene_id: int | None = None) -> tuple:
         """Plain values the post form's rows show beyond the characters, the
         NPCs and the GM's requests (e.g. the reactions waiting for one of
-        them), so that the form kept in the cache changes when they do. One
-        query at most; called when the writer is built."""
+        them, the characters an action in ``scene_id`` may target), so that
+        the form kept in the cache changes when they do. A constant number
+        of queries; called when the writer is built."""
         return ()
 
     def plan(self, row: forms.Form, *, speaking_as) -> PlannedRoll:

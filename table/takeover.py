@@ -43,7 +43,7 @@ from campaigns.models import (
     Role,
     Scene,
 )
-from campaigns.permissions import Access, campaign_access, can_post_in_scene, can_view_scene
+from campaigns.permissions import Access, campaign_access, can_post_in_scene, can_view_scene, seen_scene_ids
 from sheets.models import Character, SheetEvent
 from sheets.services import sheet_log
 from table.models import RollRequest, TableRoll, Takeover
@@ -331,9 +331,11 @@ def takeover_start(
         "scene": scene.title if scene is not None else "",
         "campaign": campaign.title,
     }
+    # The owner's notice names the scene only if the owner may open it.
+    owner_sees = scene is not None and scene.pk in seen_scene_ids(campaign_access(owner, campaign), [scene.pk])
 
     def to_owner() -> str:
-        if scene is not None:
+        if owner_sees:
             return _("Mientras estás fuera, %(taker)s lleva a %(character)s en «%(scene)s» (%(campaign)s).") % values
         return _("Mientras estás fuera, %(taker)s lleva a %(character)s (%(campaign)s).") % values
 
@@ -629,7 +631,7 @@ def returned_lines(campaign: Campaign, user) -> list[str]:
     characters while away, as plain lines — each takeover not told yet and
     each post written for them — and those takeovers marked as told. Three
     queries with nothing to tell; with something, four more for each
-    takeover that ends, and four."""
+    takeover that ends, and six."""
     takeovers = list(
         Takeover.objects.filter(campaign=campaign, owner=user, owner_told_at__isnull=True)
         .select_related("character", "taken_by", "owner")
@@ -665,16 +667,19 @@ def returned_lines(campaign: Campaign, user) -> list[str]:
         .select_related("author", "scene", "character")
         .order_by("pk")
     )
+    # A scene the owner may not open is not named to them.
+    seen = seen_scene_ids(campaign_access(user, campaign), {post.scene_id for post in posts})
     for post in posts:
-        lines.append(
-            _("«%(scene)s»: %(taker)s escribió como %(character)s (mensaje #%(id)s): %(url)s")
-            % {
-                "scene": post.scene.title,
-                "taker": post.author.public_name,
-                "character": post.character.name,
-                "id": post.pk,
-                "url": notify.site_url(post.get_absolute_url()),
-            }
-        )
+        values = {
+            "scene": post.scene.title,
+            "taker": post.author.public_name,
+            "character": post.character.name,
+            "id": post.pk,
+            "url": notify.site_url(post.get_absolute_url()),
+        }
+        if post.scene_id in seen:
+            lines.append(_("«%(scene)s»: %(taker)s escribió como %(character)s (mensaje #%(id)s): %(url)s") % values)
+        else:
+            lines.append(_("%(taker)s escribió como %(character)s en una escena que no ves.") % values)
     Takeover.objects.filter(pk__in=[t.pk for t in takeovers]).update(owner_told_at=timezone.now())
     return lines

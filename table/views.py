@@ -75,6 +75,8 @@ class _Writer:
     taken: dict = field(default_factory=dict)
     # A digest of ``rows()`` when the writer was kept in the cache.
     made_of: str = ""
+    # The scene the post goes to (the game's rows may offer what it shows).
+    scene_id: int | None = None
 
     def form(self, data=None, initial=None) -> TablePostForm:
         if data is None:
@@ -90,6 +92,7 @@ class _Writer:
             requests=self.requests,
             members=self.members,
             taken={pk: owner for pk, (_takeover, owner) in self.taken.items()},
+            scene_id=self.scene_id,
         )
 
     def rows(self) -> tuple:
@@ -161,7 +164,8 @@ def _writer(access: Access, scene: Scene) -> _Writer:
         npcs=npcs,
         requests=requests,
         taken=taken,
-        game_facts=system.writer_facts(characters, npcs) if system is not None else (),
+        scene_id=scene.pk,
+        game_facts=system.writer_facts(characters, npcs, scene.pk) if system is not None else (),
         # Only what the choices show of each member.
         members=_whisper_members(access, scene).only("username", "display_name")
         if access.user.is_authenticated

@@ -79,6 +79,13 @@ class AventurasSheet(models.Model):
     # A25 — the flaw, and how facing it earns a point (S004 asks the table to agree it).
     flaw = models.CharField(_("defecto"), max_length=300, blank=True)
     flaw_earns = models.CharField(_("cómo se gana un punto de Héroe con él"), max_length=300, blank=True)
+    # A GM character the players already know of: a player's action may
+    # target it (A18) before it shows up in their scene. Unused for heroes.
+    known = models.BooleanField(
+        _("conocido por los jugadores"),
+        default=False,
+        help_text=_("Los jugadores pueden elegirlo como objetivo aunque aún no haya salido en su escena."),
+    )
 
     class Meta:
         verbose_name = _("ficha de Hora de Aventuras")

@@ -14,7 +14,7 @@ from functools import reduce
 from typing import Any
 
 from django.core.exceptions import ObjectDoesNotExist, ValidationError
-from django.db.models import Q
+from django.db.models import Exists, OuterRef, Q
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
@@ -30,6 +30,7 @@ from systems.aventuras.heroes import services as heroes_services
 from systems.aventuras.models import AventurasReaction
 from systems.aventuras.rolls import services
 from systems.aventuras.rolls.forms import AventurasRollForm, RollRequestForm
+from table.models import TableRoll
 from table.post_rolls import PlannedRoll
 from table.systems import GameSystem
 
@@ -133,6 +134,25 @@ def _open_reactions(characters, npcs) -> list:
     return list(readable_reactions(reactions_qs, access))
 
 
+def _targets(campaign_id: int, scene_id: int | None, *, every_npc: bool):
+    """A18 — whom an action may target: the campaign's approved characters.
+    The GM (``every_npc``) may target any; a player every hero, and of the
+    GM's characters only those the players know (``AventurasSheet.known``)
+    or that have shown up in the scene: speaking, rolling or targeted in a
+    post there that everyone who reads the scene reads (to all, not hidden),
+    so that the choices never give away a character only the GM knows."""
+    found = Character.objects.filter(campaign_id=campaign_id, status=Character.Status.APPROVED)
+    if not every_npc:
+        shown = Post.objects.filter(scene_id=scene_id, recipients=Post.Recipients.ALL, hidden=False)
+        spoke = shown.filter(character_id=OuterRef("pk"))
+        rolled = TableRoll.objects.filter(post__in=shown, character_id=OuterRef("pk"))
+        targeted = AventurasReaction.objects.filter(action__post__in=shown, target_id=OuterRef("pk"))
+        found = found.filter(
+            Q(kind=Character.Kind.PC) | Q(aventuras__known=True) | Exists(spoke) | Exists(rolled) | Exists(targeted)
+        )
+    return found.order_by("name", "pk")
+
+
 def _campaign_id(characters, npcs) -> int | None:
     for character in [*characters, *(npcs or {}).values()]:
         return character.campaign_id
@@ -149,27 +169,29 @@ class Aventuras(GameSystem):
 
     # --- the post form ------------------------------------------------------------
 
-    def writer_facts(self, characters, npcs) -> tuple:
+    def writer_facts(self, characters, npcs, scene_id=None) -> tuple:
         """The reactions waiting for one of the writer's characters or NPCs
-        (the rows' «Reacciona a» choices), as ids."""
+        (the rows' «Reacciona a» choices), as ids, and for a player the
+        characters their actions may target in the scene (``_targets``:
+        they change as NPCs show up there), as ids."""
         speakers = [*characters, *npcs]
         if not speakers:
             return ()
         waiting = AventurasReaction.objects.filter(
             target__in=speakers, roll__isnull=True, declined_at__isnull=True
         ).order_by("pk")
-        return tuple(waiting.values_list("pk", flat=True))
+        facts = tuple(waiting.values_list("pk", flat=True))
+        if npcs:  # The GM targets every character of the campaign.
+            return facts
+        targets = _targets(speakers[0].campaign_id, scene_id, every_npc=False)
+        return (facts, tuple(targets.values_list("pk", flat=True)))
 
-    def roll_row(self, data, *, prefix, characters, npcs):
+    def roll_row(self, data, *, prefix, characters, npcs, scene_id=None):
         characters = list(characters)
         tool_groups = [(c.name, _tools(c)) for c in [*characters, *(npcs or {}).values()]]
         campaign_id = _campaign_id(characters, npcs)
         targets = (
-            list(
-                Character.objects.filter(campaign_id=campaign_id, status=Character.Status.APPROVED)
-                .only("id", "name", "campaign_id")
-                .order_by("name", "pk")
-            )
+            list(_targets(campaign_id, scene_id, every_npc=npcs is not None).only("id", "name", "campaign_id"))
             if campaign_id is not None
             else []
         )

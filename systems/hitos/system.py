@@ -85,7 +85,7 @@ class Hitos(GameSystem):
     def characters(self, queryset):
         return queryset.select_related("hitos").prefetch_related("skills")
 
-    def roll_row(self, data, *, prefix, characters, npcs):
+    def roll_row(self, data, *, prefix, characters, npcs, scene_id=None):
         skill_groups = [
             (c.name, [(s.name, f"{s.name} ({s.value})") for s in c.skills.all()])
             for c in [*characters, *(npcs or {}).values()]

@@ -76,7 +76,7 @@ class Vaesen(GameSystem):
 
     # --- the post form ------------------------------------------------------------
 
-    def roll_row(self, data, *, prefix, characters, npcs):
+    def roll_row(self, data, *, prefix, characters, npcs, scene_id=None):
         item_groups = [(c.name, _items(c)) for c in [*characters, *(npcs or {}).values()]]
         return PoolRollForm(data, prefix=prefix, item_groups=item_groups, npcs=npcs)
 

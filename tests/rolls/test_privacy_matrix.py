@@ -34,10 +34,12 @@ from tests.factories import CampaignFactory, UserFactory, client_seed
 
 pytestmark = pytest.mark.django_db
 
-PERSONAS = ("anonymous", "outsider", "removed", "player", "recipient", "author", "gm")
+PERSONAS = ("anonymous", "outsider", "removed", "removed_recipient", "player", "recipient", "author", "gm")
 KINDS = ("whisper", "gm_post", "split_scene", "secret", "revealed")
 # Who may read each kind of roll (the recipient of a whisper, the participants
 # of a split-party scene, the post's author, the GM; everyone once revealed).
+# A member removed after being chosen for the whisper and the split-party
+# scene reads neither any more (issue 29, item 2c).
 READERS = {
     "whisper": {"recipient", "author", "gm"},
     "gm_post": {"author", "gm"},
@@ -103,7 +105,8 @@ def world(db) -> World:
     gm = UserFactory(display_name="La Directora", username="directora")
     campaign = CampaignFactory(title="La mansión", gm=gm, visibility=Visibility.PUBLIC)
     users: dict[str, User | None] = {"anonymous": None, "gm": gm, "outsider": UserFactory(display_name="Forastera")}
-    for persona, name in (("author", "Ana"), ("recipient", "Bruno"), ("player", "Carla"), ("removed", "Dora")):
+    players = (("author", "Ana"), ("recipient", "Bruno"), ("player", "Carla"), ("removed", "Dora"))
+    for persona, name in (*players, ("removed_recipient", "Elena")):
         user = UserFactory(display_name=name)
         users[persona] = user
         Membership.objects.create(campaign=campaign, user=user, role=Role.PLAYER)
@@ -113,11 +116,16 @@ def world(db) -> World:
         HitosSheet.objects.create(character=character, reflejos=5)
     scene = Scene.objects.create(campaign=campaign, title="El vestíbulo")
     split = Scene.objects.create(campaign=campaign, title="El pasadizo escondido", everyone=False)
-    split.participants.set([users["author"], users["recipient"]])
+    split.participants.set([users["author"], users["recipient"], users["removed_recipient"]])
     world = World(campaign, scene, split, users)
     author = users["author"]
     world.rolls["whisper"] = _post(
-        world, author, scene, kind="whisper", recipients=Post.Recipients.CHOSEN, chosen=[users["recipient"]]
+        world,
+        author,
+        scene,
+        kind="whisper",
+        recipients=Post.Recipients.CHOSEN,
+        chosen=[users["recipient"], users["removed_recipient"]],
     )
     world.rolls["gm_post"] = _post(world, author, scene, kind="gm_post", recipients=Post.Recipients.GM)
     world.rolls["split_scene"] = _post(world, author, split, kind="split_scene", recipients=Post.Recipients.ALL)
@@ -134,8 +142,11 @@ def world(db) -> World:
     secret.secret_roll_reveal(entry=world.rolls["revealed"], user=gm, access=campaign_access(gm, campaign))
     world.companions["author"] = _public_companion(world, author, scene, "de Ana")
     world.companions["gm"] = _public_companion(world, gm, scene, "de la dirección")
-    # Dora played and left: a removed member is an outsider now.
-    Membership.objects.filter(user=users["removed"]).update(status=Membership.Status.REMOVED)
+    # Dora played and left, and so did Elena, chosen for the whisper and the
+    # split-party scene: a removed member is an outsider now.
+    Membership.objects.filter(user__in=[users["removed"], users["removed_recipient"]]).update(
+        status=Membership.Status.REMOVED
+    )
     return world
 
 
@@ -204,7 +215,7 @@ def _applicable(persona: str, kind: str, surface: str) -> bool:
     if surface == "member_feed" and persona in ("anonymous", "outsider", "gm"):
         return False
     # The campaign archive is for members (the roll permalink is for anyone).
-    if surface == "campaign_export" and persona in ("anonymous", "outsider", "removed"):
+    if surface == "campaign_export" and persona in ("anonymous", "outsider", "removed", "removed_recipient"):
         return False
     return not (surface in ("notifications", "digest") and persona == "anonymous")
 
@@ -298,7 +309,7 @@ def test_private_roll_content_reaches_only_its_readers(world, persona):
 
 
 def test_the_matrix_size():
-    # 7 personas × 5 kinds × 15 surfaces, less the cells that do not apply.
+    # 8 personas × 5 kinds × 15 surfaces, less the cells that do not apply.
     cells = [
         (persona, kind, surface)
         for persona in PERSONAS
@@ -306,7 +317,7 @@ def test_the_matrix_size():
         for surface in (*SHOWN, *NEVER)
         if _applicable(persona, kind, surface)
     ]
-    assert (len(PERSONAS) * len(KINDS) * len(SHOWN + NEVER), len(cells)) == (525, 478)
+    assert (len(PERSONAS) * len(KINDS) * len(SHOWN + NEVER), len(cells)) == (600, 547)
 
 
 def test_private_rolls_are_sealed_and_public_ones_are_not(world):

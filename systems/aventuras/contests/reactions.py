@@ -25,7 +25,7 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from campaigns import deadlines
-from campaigns.models import Deadline, Membership, Post, Role, Scene
+from campaigns.models import Deadline, Membership, Post, Role, Scene, chosen_readers
 from campaigns.permissions import Access, campaign_access
 from rolls.models import RollEntry
 from rules import aventuras
@@ -80,7 +80,7 @@ def _readable_actions(owner_id: int) -> Q:
         )
     )
     chosen_scenes = Scene.participants.through.objects.filter(user_id=owner_id).values("scene_id")
-    chosen_posts = Post.chosen_recipients.through.objects.filter(user_id=owner_id).values("post_id")
+    chosen_posts = chosen_readers().filter(user_id=owner_id).values("post_id")
     scene_ok = Q(action__scene__isnull=True) | Q(action__scene__everyone=True) | Q(action__scene_id__in=chosen_scenes)
     post_ok = (
         Q(action__post__isnull=True)

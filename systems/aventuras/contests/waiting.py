@@ -18,7 +18,7 @@ from django.utils.translation import gettext as _
 
 from campaigns import deadlines, extensions
 from campaigns.extensions import Awaited, DeadlineKind
-from campaigns.models import Deadline, Post, Scene
+from campaigns.models import Deadline, Post, Scene, chosen_readers
 from rolls.models import RollEntry
 from sheets.models import Character
 from systems.aventuras.contests import reactions
@@ -36,7 +36,7 @@ def _readable_by_target() -> Q:
     own, or one they were chosen for."""
     owner = OuterRef("target__owner_id")
     chosen_scene = Scene.participants.through.objects.filter(scene_id=OuterRef("action__scene_id"), user_id=owner)
-    chosen_post = Post.chosen_recipients.through.objects.filter(post_id=OuterRef("action__post_id"), user_id=owner)
+    chosen_post = chosen_readers().filter(post_id=OuterRef("action__post_id"), user_id=owner)
     scene_ok = Q(action__scene__isnull=True) | Q(action__scene__everyone=True) | Q(Exists(chosen_scene))
     post_ok = (
         Q(action__post__isnull=True)

@@ -13,7 +13,7 @@ from __future__ import annotations
 from django.db.models import Q
 
 from campaigns.models import Post, Scene
-from campaigns.permissions import Access, visible_scenes
+from campaigns.permissions import Access, sees_scene, visible_scenes
 from rules.aventuras import HeroSpend
 from sheets.models import Character
 from sheets.permissions import can_play_character, can_see_private, is_owner
@@ -96,15 +96,20 @@ def _uses_this_turn(character: Character, scene: Scene | None) -> tuple[str, lis
     return turn, [ledger.use_word(u) for u in uses]
 
 
-def history(character: Character) -> list[HeroMove]:
-    """The last moves, newest first, each with its use as people read it."""
+def history(character: Character, access: Access) -> list[HeroMove]:
+    """The last moves, newest first, each with its use as people read it
+    and its scene only if the reader may open it (a gift made in a
+    split-party scene does not name it to a receiver who is not there)."""
     moves = list(
         HeroMove.objects.filter(character=character)
         .select_related("by", "approved_by", "scene")
+        .annotate(scene_seen=sees_scene(access))
         .order_by("-created_at", "-id")[:HISTORY]
     )
     for move in moves:
         move.use_label = ledger.use_word(move.use) if move.use else ""
+        if not move.scene_seen:
+            move.scene = None  # shown, never saved
     return moves
 
 
@@ -150,7 +155,7 @@ def sheet_panel(character, access, *, bound=None, notice: str = "", error: str =
             "turn": turn,
             "uses": uses,
             "states": states,
-            "moves": history(character),
+            "moves": history(character, access),
             "requests": requests_context(access, pending),
             "forms": forms_for(access, character, scenes=scenes, scene=scene, bound=bound),
             "is_gm": access.is_gm,

@@ -30,7 +30,7 @@ from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 
 from campaigns.models import Post, Scene
-from campaigns.permissions import Access, campaign_access
+from campaigns.permissions import Access, campaign_access, seen_scene_ids
 from rules.aventuras import HeroGain, HeroSpend
 from sheets.models import Character, SheetEvent
 from sheets.permissions import can_play_character, is_owner
@@ -115,6 +115,12 @@ def _check_scene(scene: Scene | None, character: Character, *, required: bool = 
         raise ValidationError(_("Esa escena no es de esta partida."), code="scene")
     if scene.status != Scene.Status.OPEN:
         raise ValidationError(_("La escena «%(title)s» está cerrada.") % {"title": scene.title}, code="scene")
+
+
+def _owner_sees(scene: Scene, character: Character) -> bool:
+    """Whether the character's owner may open ``scene``: the sheet's history,
+    which they read, names a scene only then."""
+    return scene.pk in seen_scene_ids(campaign_access(character.owner, character.campaign), [scene.pk])
 
 
 def _why(why: str) -> str:
@@ -537,13 +543,19 @@ def _carry_out(hero_request: HeroRequest, actor) -> None:
         state = AventurasState.objects.create(
             sheet=sheet, name=hero_request.state_name, for_free=True, scene=hero_request.scene
         )
+        if _owner_sees(hero_request.scene, character):
+            summary = _("Recibe el estado por el morro «%(state)s» (dura la escena «%(scene)s»)") % {
+                "state": state.name,
+                "scene": hero_request.scene.title,
+            }
+        else:
+            summary = _("Recibe el estado por el morro «%(state)s» (dura una escena)") % {"state": state.name}
         sheet_log(
             character,
             character.campaign,
             actor,
             AventurasEvent.STATE,
-            _("Recibe el estado por el morro «%(state)s» (dura la escena «%(scene)s»)")
-            % {"state": state.name, "scene": hero_request.scene.title},
+            summary,
             reason=why,
             after={"state": state.pk, "for_free": True},
         )
@@ -644,13 +656,20 @@ def scene_started(scene, *, actor) -> None:
             closed = state.scene is None or state.scene.status == Scene.Status.ARCHIVED
             if not (closed or included(character)):
                 continue
+            # The history names the new scene only to an owner who sees it.
+            if included(character):
+                summary = _("El estado por el morro «%(state)s» termina: empieza la escena «%(scene)s»") % {
+                    "state": state.name,
+                    "scene": scene.title,
+                }
+            else:
+                summary = _("El estado por el morro «%(state)s» termina: su escena ya acabó") % {"state": state.name}
             sheet_log(
                 character,
                 character.campaign,
                 actor,
                 AventurasEvent.STATE,
-                _("El estado por el morro «%(state)s» termina: empieza la escena «%(scene)s»")
-                % {"state": state.name, "scene": scene.title},
+                summary,
                 before={"state": state.pk, "for_free": True},
             )
             state.delete()

@@ -24,7 +24,14 @@ from systems.aventuras.models import (
     AventurasState,
     AventurasTool,
 )
-from systems.aventuras.sheet.services import CORE_FIELDS, EXPORT_FORMAT, SHEET_EXPORT_FIELDS, PlayState, SheetData
+from systems.aventuras.sheet.services import (
+    CORE_FIELDS,
+    EXPORT_FORMAT,
+    NPC_FIELDS,
+    SHEET_EXPORT_FIELDS,
+    PlayState,
+    SheetData,
+)
 
 # [ENGINE DEFAULT] S004 gives no range for a highlighted attribute's score: a
 # hero's is 1–6 (the dice of a roll, A2); the GM's characters go up to 10.
@@ -90,6 +97,11 @@ class SheetForm(forms.Form):
     )
     private_notes = _notes_field("private_notes", _("Notas privadas"), _("Solo las ves tú y la dirección."))
     gm_notes = _notes_field("gm_notes", _("Notas de la dirección"), _("Solo las ve la dirección."))
+    known = forms.BooleanField(
+        label=_("Los jugadores ya lo conocen"),
+        required=False,
+        help_text=_("Podrán elegirlo como objetivo de sus acciones aunque aún no haya salido en su escena."),
+    )
     reason = forms.CharField(
         label=_("Motivo del cambio"),
         max_length=SheetEvent._meta.get_field("reason").max_length,
@@ -116,6 +128,8 @@ class SheetForm(forms.Form):
         if npc:
             for name in PC_ONLY:
                 del self.fields[name]
+        else:
+            del self.fields["known"]
         if not (is_gm or npc):
             del self.fields["gm_notes"]
         self.helper = FormHelper()
@@ -149,7 +163,9 @@ class SheetForm(forms.Form):
 
     def sheet_data(self, feats: list[dict[str, Any]], tools: list[dict[str, Any]]) -> SheetData:
         data = self.cleaned_data
-        names = [n for n in (*self.fields, *ATTRIBUTES) if n in CORE_FIELDS or n in SHEET_EXPORT_FIELDS]
+        names = [
+            n for n in (*self.fields, *ATTRIBUTES) if n in CORE_FIELDS or n in SHEET_EXPORT_FIELDS or n in NPC_FIELDS
+        ]
         fields = {name: data[name] for name in dict.fromkeys(names)}
         return SheetData(fields=fields, feats=feats, tools=tools)
 
@@ -157,7 +173,7 @@ class SheetForm(forms.Form):
     def initial_for(character: Character) -> dict[str, Any]:
         sheet = character.aventuras
         initial: dict[str, Any] = {name: getattr(character, name) for name in CORE_FIELDS}
-        initial |= {name: getattr(sheet, name) for name in SHEET_EXPORT_FIELDS}
+        initial |= {name: getattr(sheet, name) for name in (*SHEET_EXPORT_FIELDS, *NPC_FIELDS)}
         initial["highlighted"] = list(sheet.highlighted or [])
         return initial
 

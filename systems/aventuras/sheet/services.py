@@ -48,6 +48,8 @@ SHEET_EXPORT_FIELDS = (
     "flaw",
     "flaw_earns",
 )
+# The sheet's fields only the form of a GM character carries (not exported).
+NPC_FIELDS = ("known",)
 
 
 @dataclass

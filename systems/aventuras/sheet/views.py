@@ -34,7 +34,7 @@ from django.views.decorators.http import require_http_methods, require_POST, req
 
 from campaigns import fragments
 from campaigns.models import Campaign
-from campaigns.permissions import Access, campaign_access, can_view_campaign
+from campaigns.permissions import Access, campaign_access, can_view_campaign, seen_scene_ids
 from hitos_site.htmx import HtmxHttpRequest, page_or_fragment
 from rules.aventuras import STARTING_HERO_POINTS
 from sheets import permissions as perms
@@ -145,10 +145,15 @@ def _dice_text(modifier: int) -> str:
     return ngettext("−%(n)s dado", "−%(n)s dados", -modifier) % {"n": -modifier}
 
 
-def _state_rows(sheet) -> list[dict]:
+def _state_rows(sheet, access: Access) -> list[dict]:
     """Each state with the dice it adds or takes (A3), the threshold it
     moves (A7), the actions it touches and, for one "por el morro", the
-    scene it lasts (A27)."""
+    scene it lasts (A27), named only to a reader who may open it."""
+    states = list(sheet.states.all())
+    seen = seen_scene_ids(access, [state.scene_id for state in states])
+    for state in states:
+        if state.scene_id not in seen:
+            state.scene = None  # shown, never saved
     return [
         {
             "state": state,
@@ -160,7 +165,7 @@ def _state_rows(sheet) -> list[dict]:
                 else _("todas las acciones")
             ),
         }
-        for state in sheet.states.all()
+        for state in states
     ]
 
 
@@ -186,7 +191,7 @@ def _detail_context(access: Access, character: Character, options: CampaignSheet
         # A2 — each attribute's score and the dice it rolls (the score if highlighted, else 2).
         "attributes": sheet.attribute_rows(),
         "health_boxes": _health_boxes(sheet),
-        "states": _state_rows(sheet),
+        "states": _state_rows(sheet, access),
         "feats": list(sheet.feats.all()),
         "tools": list(sheet.tools.all()),
         "play_error": extra.get("play_error"),

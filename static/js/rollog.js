@@ -90,13 +90,16 @@
     return { entry: parseCanonical(bytes), hash: hex(raw), raw: raw };
   }
 
-  // The pinned key, or null when this browser has no Ed25519 in WebCrypto.
+  // The pinned key, or null when this browser has no Ed25519 in WebCrypto
+  // (NotSupportedError). A browser that has it and still refuses the key was
+  // given a bad one: a refusal, never "cannot check".
   async function pinnedKey(publicKeyHex) {
     check(typeof publicKeyHex === "string" && HEX64.test(publicKeyHex), "key");
     try {
       return await crypto.subtle.importKey("raw", unhex(publicKeyHex, "key"), { name: "Ed25519" }, false, ["verify"]);
     } catch (error) {
-      return null;
+      if (error && error.name === "NotSupportedError") return null;
+      throw new Refusal("key");
     }
   }
 

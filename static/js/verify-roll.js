@@ -14,8 +14,9 @@
 (function () {
   "use strict";
   // The shared primitives (static/js/rollog.js): signed entries, hashes, canonical JSON.
-  const { HEX64, Refusal, check, isObject, hex, unhex, fromBase64, concat, sha256, tagged } = window.Rollog;
-  const { parseCanonical, open, pinnedKey } = window.Rollog;
+  // Without them (that script did not load) this page cannot check: verifyBundle says "unsupported".
+  const { HEX64, Refusal, check, isObject, hex, unhex, fromBase64, concat, sha256, tagged } = window.Rollog || {};
+  const { parseCanonical, open, pinnedKey } = window.Rollog || {};
   const encoder = new TextEncoder();
 
   const HEX_SIG = /^[0-9a-f]{128}$/;
@@ -205,7 +206,7 @@
   // bundle (parsed §3.10 JSON) + pinned key hex -> {result, reason, entry}.
   // result: "ok", "sealed" (content not disclosed), "fail" or "unsupported".
   async function verifyBundle(bundle, publicKeyHex) {
-    if (!window.crypto || !crypto.subtle) return { result: "unsupported", reason: "", entry: null };
+    if (!window.Rollog || !window.crypto || !crypto.subtle) return { result: "unsupported", reason: "", entry: null };
     try {
       check(isObject(bundle), "bundle");
       const key = await pinnedKey(publicKeyHex);

@@ -1,5 +1,5 @@
 // The browser as a witness of the campaign's roll log (rollog/v1 §3.8;
-// docs/verification.md, "The browser witness").
+// docs/verification.md, "Your browser as a witness").
 //
 // On every page of a campaign (an element [data-rollog-witness], from
 // templates/rolls/_witness.html) the browser asks the log's head
@@ -7,30 +7,34 @@
 // what it kept for the campaign in localStorage "rollog-witness"
 // ({<campaign id>: {campaign, seq, head, time, key, marks, audit, audited}}):
 // - nothing kept yet: it keeps this head and pins the key (`key`);
-// - another key than the pinned one: the red warning;
+// - another key than the pinned one, or none: the red warning;
 // - the same head: nothing to walk;
 // - a later head: it walks the export (data-export-url?desde=<kept seq>,
 //   following `next`) from the kept entry (same seq, same hash) to the new
 //   head, and keeps the new head;
 // - a lower seq, or another hash for the kept entry: the red warning.
-// Besides, at most once a day it walks the export again from entry 0 up to
-// the kept head (`audited`: when that walk last got there), so that an older
-// entry changed after it was seen is caught too; a walk too long for one
-// visit keeps where it stopped (`audit`) and goes on from there next time.
+// What this step establishes is kept at once. Then, at most once a day, it
+// walks the export again from entry 0 up to the kept head (`audited`: when
+// that walk last got there; a time ahead of the clock counts as long ago),
+// so that an older entry changed after it was seen is caught too; that walk
+// keeps where it got after every page (`audit`) and goes on from there on
+// the next visit if it stops (pages used up, network).
 // Every entry a walk reads must carry a valid Ed25519 signature under the
 // pinned key (static/js/rollog.js, as rolls/verify.py checks it), link to
 // the one before it (seq + 1, `prev`), belong to the campaign, name the
 // pinned key if it opens an epoch, and have the hash kept for its position:
 // the hash of every MARK_EVERY-th entry checked is kept (`marks`). Anything
 // else (a broken link or signature, an export that stops short of the entry
-// it must reach) brings the red warning, and what was kept stays as it was,
-// whatever later visits are shown. A browser without Ed25519 in WebCrypto
-// still walks the chain but says, in [data-witness-unsigned], that it cannot
-// check the signatures. Network errors and answers that are not JSON leave
-// everything as it was (nothing shown, nothing kept). One visit reads at
-// most MAX_PAGES pages of export for both walks; a longer forward walk keeps
-// the last entry it checked (it extends the kept head as well) and goes on
-// from there on the next visit.
+// it must reach, a page with no entries that names a next one, a walk that
+// gets nowhere) brings the red warning, and nothing it did not check is
+// kept. The warning names the head kept before this visit; on first sight,
+// when nothing was kept, it says the log does not verify. A browser without
+// Ed25519 in WebCrypto still walks the chain but says, in
+// [data-witness-unsigned], that it cannot check the signatures. Network
+// errors and answers that are not JSON show nothing and keep nothing more.
+// One visit reads at most MAX_PAGES pages of export for both walks; a longer
+// forward walk keeps the last entry it checked (it extends the kept head as
+// well) and goes on from there on the next visit.
 //
 // The element's data-witness says how the last check ended ("kept",
 // "same", "extended", "fork", "later", "none" without a log, "offline");
@@ -58,6 +62,7 @@
 
   const isSeq = (value) => Number.isSafeInteger(value) && value >= 0;
   const isPoint = (value) => isObject(value) && isSeq(value.seq) && typeof value.hash === "string";
+  const isKey = (value) => typeof value === "string" && HEX64.test(value);
   const now = () => new Date().toISOString();
 
   function readStore() {
@@ -74,7 +79,8 @@
     const kept = store[box.dataset.campaignId];
     if (!isObject(kept) || !isSeq(kept.seq) || typeof kept.head !== "string") return null;
     const audit = isPoint(kept.audit) && kept.audit.seq <= kept.seq ? kept.audit : null;
-    return { ...kept, marks: isObject(kept.marks) ? kept.marks : {}, audit: audit };
+    const marks = isObject(kept.marks) ? kept.marks : {};
+    return { ...kept, key: isKey(kept.key) ? kept.key : null, marks: marks, audit: audit };
   }
 
   function keep(record) {
@@ -131,11 +137,14 @@
 
   // Walk the export from `from` (an entry checked before, {seq, hash}; null:
   // from entry 0) to `to` ({seq, hash}), checking every entry on the way and
-  // keeping a mark of every MARK_EVERY-th. Returns the last entry checked:
-  // `to`, or an earlier one when this visit's pages ran out.
-  async function walk(ctx, from, to) {
+  // keeping a mark of every MARK_EVERY-th; `progress` gets the last entry
+  // checked after every page. Returns the last entry checked: `to`, or a
+  // later one than `from` when this visit's pages ran out. ctx.good is the
+  // last entry known good, where the export that shows a break begins.
+  async function walk(ctx, from, to, progress = () => {}) {
     let path = `${box.dataset.exportUrl}?desde=${from ? from.seq : 0}`;
     let last = null;
+    ctx.good = from ? from.seq : 0;
     while (path && ctx.pages > 0) {
       ctx.pages -= 1;
       const page = await getJSON(path);
@@ -153,48 +162,61 @@
         if (known !== undefined && entry.hash !== known) throw new Fork();
         if (entry.seq % MARK_EVERY === 0) ctx.marks[entry.seq] = entry.hash;
         last = entry;
-        if (entry.seq === to.seq) return last;
+        ctx.good = entry.seq;
+        if (entry.seq === to.seq) break;
       }
+      if (last) progress(last);
+      if (last && last.seq === to.seq) return last;
       path = typeof page.next === "string" && page.next ? sameSite(page.next) : null;
+      // A page with no entries that only names the next one would use up this visit's pages unseen.
+      if (path && page.entries.length === 0) throw new Fork();
     }
-    // An export that stops before the entry it must reach hides entries.
-    if (!path) throw new Fork();
-    return last || from;
+    // An export that stops before the entry it must reach hides entries, and
+    // one that gets no further than where the walk began keeps it from ending.
+    if (!path || !last || (from && last.seq === from.seq)) throw new Fork();
+    return last;
   }
 
   // The walk from entry 0 to the kept head: begun when the last one got
-  // there a day ago or more, continued from where it stopped otherwise.
+  // there a day ago or more (or at a time still to come: a clock that was
+  // ahead), continued from where it stopped otherwise; kept after every page.
   async function audit(ctx, record) {
-    const due = record.audit !== null || !(Date.now() - Date.parse(record.audited) < AUDIT_EVERY);
-    if (!due || ctx.pages === 0) return;
-    const reached = await walk(ctx, record.audit, { seq: record.seq, hash: record.head });
-    if (reached && reached.seq === record.seq) {
-      record.audit = null;
-      record.audited = now();
-    } else if (reached) {
-      record.audit = { seq: reached.seq, hash: reached.hash };
+    const age = Date.now() - Date.parse(record.audited);
+    if ((record.audit === null && age >= 0 && age < AUDIT_EVERY) || ctx.pages === 0) return;
+    await walk(ctx, record.audit, { seq: record.seq, hash: record.head }, (last) => {
+      const done = last.seq === record.seq;
+      Object.assign(record, { audit: done ? null : { seq: last.seq, hash: last.hash }, marks: { ...ctx.marks } });
+      if (done) record.audited = now();
+      keep(record);
+    });
+  }
+
+  function formatDate(time) {
+    try {
+      return new Date(time).toLocaleString(document.documentElement.lang || undefined, {
+        dateStyle: "long",
+        timeStyle: "short",
+      });
+    } catch (error) {
+      // An unknown language: the ISO time.
+      return time;
     }
   }
 
-  function warn(kept) {
+  // kept: what this browser had kept before this visit; null on first sight,
+  // when the log did not verify and nothing it saw before can be named.
+  function warn(kept, since) {
     const warning = box.querySelector("[data-witness-warning]");
-    const seen = box.querySelector("[data-witness-seen]");
-    const download = box.querySelector("[data-witness-export]");
     if (!warning) return;
-    // The export from the kept entry on: what now stands where the kept head was.
-    if (download) download.href = `${box.dataset.exportUrl}?desde=${kept.seq}`;
-    if (seen) {
-      let date = kept.time;
-      try {
-        date = new Date(kept.time).toLocaleString(document.documentElement.lang || undefined, {
-          dateStyle: "long",
-          timeStyle: "short",
-        });
-      } catch (error) {
-        // An unknown language: the ISO time.
-      }
+    for (const part of warning.querySelectorAll("[data-witness-changed]")) part.hidden = !kept;
+    for (const part of warning.querySelectorAll("[data-witness-unverified]")) part.hidden = Boolean(kept);
+    // The export from the kept entry, or from the last entry known good before it: what shows the change.
+    const download = warning.querySelector("[data-witness-export]");
+    if (download) download.href = `${box.dataset.exportUrl}?desde=${Math.min(kept ? kept.seq : 0, since)}`;
+    const seen = warning.querySelector("[data-witness-seen]");
+    if (seen && kept) {
       seen.textContent = (seen.dataset.text || "")
-        .replace("{date}", date)
+        .replace("{date}", formatDate(kept.time))
         .replace("{seq}", String(kept.seq))
         .replace("{head}", String(kept.head).slice(0, 16));
     }
@@ -208,47 +230,61 @@
     }
   }
 
+  // The pinned key as WebCrypto's, or null when this browser has no Ed25519 (said under the page).
+  async function signingKey(pinned) {
+    let key;
+    try {
+      key = await pinnedKey(pinned);
+    } catch (error) {
+      throw error instanceof Refusal ? new Fork() : error;
+    }
+    box.dataset.signatures = key ? "checked" : "unsupported";
+    const unsigned = box.querySelector("[data-witness-unsigned]");
+    if (!key && unsigned) unsigned.hidden = false;
+    return key;
+  }
+
   async function check() {
     const head = await getJSON(box.dataset.headUrl);
     // No log open yet: nothing to witness.
     if (!head || head.seq === null || head.seq === undefined) return "none";
     if (!isSeq(head.seq) || typeof head.head !== "string" || !HEX64.test(head.head)) throw new Quiet();
-    if (typeof head.public_key !== "string" || !HEX64.test(head.public_key)) throw new Quiet();
     const store = readStore();
     if (store === null) return "offline";
-    const key = await pinnedKey(head.public_key);
-    box.dataset.signatures = key ? "checked" : "unsupported";
-    const unsigned = box.querySelector("[data-witness-unsigned]");
-    if (!key && unsigned) unsigned.hidden = false;
     const kept = keptRecord(store);
-    // First sight: this head is kept and this key pinned.
+    // The key is pinned on first sight (or by the first visit since this
+    // script kept keys); once pinned, it alone checks the signatures.
+    const pinned = (kept && kept.key) || head.public_key;
+    if (!isKey(pinned)) throw new Quiet();
     const record = kept
-      ? { ...kept }
-      : { campaign: head.campaign, seq: head.seq, head: head.head, time: now(), marks: {}, audit: null };
-    record.key = record.key || head.public_key;
-    const ctx = { pages: MAX_PAGES, key: key, pinned: record.key, campaign: head.campaign, marks: { ...record.marks } };
+      ? { ...kept, key: pinned }
+      : { campaign: head.campaign, seq: head.seq, head: head.head, time: now(), key: pinned, marks: {}, audit: null };
+    const ctx = { pages: MAX_PAGES, key: null, pinned: pinned, campaign: head.campaign, marks: { ...record.marks } };
+    ctx.good = Infinity;
     let state = kept ? "same" : "kept";
     try {
+      // Another key than the pinned one, or none, signs the log now.
+      if (head.public_key !== pinned) throw new Fork();
       if (record.campaign && record.campaign !== head.campaign) throw new Fork();
-      // Another key than the pinned one signs the log now.
-      if (record.key !== head.public_key) throw new Fork();
       if (head.seq < record.seq || (head.seq === record.seq && head.head !== record.head)) throw new Fork();
+      ctx.key = await signingKey(pinned);
       if (head.seq > record.seq) {
         const reached = await walk(ctx, { seq: record.seq, hash: record.head }, { seq: head.seq, hash: head.head });
         state = reached.seq === head.seq ? "extended" : "later";
-        if (reached.seq > record.seq) Object.assign(record, { seq: reached.seq, head: reached.hash, time: now() });
+        Object.assign(record, { seq: reached.seq, head: reached.hash, time: now(), marks: { ...ctx.marks } });
       }
+      // What this visit established is kept before the walk from entry 0,
+      // which may stop (network) or take several visits.
+      keep(record);
+      if (state !== "later") fillSeen(record.head);
       await audit(ctx, record);
     } catch (error) {
       if (error instanceof Fork) {
-        warn(kept || record);
+        warn(kept, ctx.good);
         return "fork";
       }
       throw error;
     }
-    record.marks = ctx.marks;
-    keep(record);
-    if (state !== "later") fillSeen(record.head);
     return state;
   }
 

@@ -422,6 +422,22 @@ def test_without_ed25519_a_good_roll_is_unsupported_and_a_bad_one_still_fails(pa
     expect(box.locator(".inpage-status")).to_have_text(status_text("fail", "dice"))
 
 
+def test_a_key_a_browser_with_ed25519_refuses_fails_the_check(page: Page, show):
+    # Only NotSupportedError means "this browser cannot check"; any other refusal of the key is a bad key.
+    page.context.add_init_script(NO_ED25519.replace('"no Ed25519", "NotSupportedError"', '"bad key", "DataError"'))
+    box = show(bundle(v.T2, v.T1))
+    assert box.get_attribute("data-result") == "fail"
+    expect(box.locator(".inpage-status")).to_have_text(status_text("fail", "key"))
+
+
+def test_without_rollog_js_the_check_says_it_cannot_check(page: Page, show):
+    # The shared primitives did not load (an empty answer for rollog.js): not "Comprobando…" for ever.
+    page.route("**/rollog*.js", lambda route: route.fulfill(status=200, content_type="text/javascript", body=""))
+    box = show(bundle(v.T2, v.T1))
+    assert box.get_attribute("data-result") == "unsupported"
+    expect(box.locator(".inpage-status")).to_have_text(status_text("unsupported", ""))
+
+
 # --- the test hook ---------------------------------------------------------------
 
 

@@ -132,13 +132,19 @@ def serve_head(page: Page, **changes) -> None:
     page.route(HEAD, handle)
 
 
-def serve_one_entry_per_page(page: Page, world: World, last_seq: int, change=lambda entries: entries) -> None:
-    """Serve the real export cut into pages of one entry (passed through ``change``), up to ``last_seq``."""
+def serve_one_entry_per_page(
+    page: Page, world: World, last_seq: int, change=lambda entries: entries, broken=lambda start: False
+) -> None:
+    """Serve the real export cut into pages of one entry (passed through ``change``), up to ``last_seq``;
+    the pages whose start ``broken`` names answer something that is not JSON (a network failure)."""
 
     def handle(route: Route) -> None:
         response = route.fetch()
         document = response.json()
         start = document["start"]
+        if broken(start):
+            route.fulfill(status=200, content_type="application/json", body="{")
+            return
         export = reverse("rolls:log-export", args=[world.campaign.slug])
         document["entries"] = change(document["entries"][:1])
         # `next` names another host: the walk asks this site all the same.
@@ -146,6 +152,16 @@ def serve_one_entry_per_page(page: Page, world: World, last_seq: int, change=lam
         route.fulfill(response=response, json=document)
 
     page.route(EXPORT, handle)
+
+
+def passes_axe_on_a_phone(page: Page) -> None:
+    """The page as shown (the warning or notice included) has no axe violation and fits 360 px."""
+    require(AXE_JS.exists(), f"{AXE_JS} is missing: run `make test` once")
+    page.set_viewport_size({"width": 360, "height": 740})
+    violations = axe_violations(page)
+    assert not violations, describe_violations(violations)
+    overflow = horizontal_overflow(page)
+    assert overflow["page"] <= overflow["viewport"], describe_overflow(overflow)
 
 
 def test_the_browser_keeps_the_head_then_sees_the_log_extend_it(page: Page, world: World, live_server):
@@ -201,12 +217,7 @@ def test_an_entry_rewritten_after_the_kept_head_shows_the_fork_warning(page: Pag
     expect(warning).to_contain_text("punto de control diario")
     assert kept(page, world) == before
     # The warning as shown passes axe and fits a phone.
-    require(AXE_JS.exists(), f"{AXE_JS} is missing: run `make test` once")
-    page.set_viewport_size({"width": 360, "height": 740})
-    violations = axe_violations(page)
-    assert not violations, describe_violations(violations)
-    overflow = horizontal_overflow(page)
-    assert overflow["page"] <= overflow["viewport"], describe_overflow(overflow)
+    passes_axe_on_a_phone(page)
 
     # A link broken further on (an entry rewritten after the kept one) is a fork too.
     page.unroute(EXPORT)
@@ -316,19 +327,26 @@ def test_an_entry_older_than_the_kept_head_edited_shows_the_fork_warning(page: P
     a_day_later(page)
     serve_export(page, at_seq(older.seq, rewrite))
     visit(page, world, "fork")
-    expect(page.get_by_role("alert")).to_contain_text(f"la entrada n.º 3, con cabeza {before['head'][:16]}.")
-    assert kept(page, world) == before
+    warning = page.get_by_role("alert")
+    expect(warning).to_contain_text(f"la entrada n.º 3, con cabeza {before['head'][:16]}.")
+    # The download starts at the last entry known good, before the edited one: entry 0.
+    export = reverse("rolls:log-export", args=[world.campaign.slug])
+    expect(warning.get_by_role("link")).to_have_attribute("href", f"{export}?desde=0")
+    # The new entry, checked from the kept head before the walk from 0, is kept; the walk's day is not.
+    extended = kept(page, world)
+    assert (extended["seq"], extended["key"], extended["audited"]) == (4, before["key"], before["audited"])
 
     # Edited and signed again with the site's key: the signature holds, the
-    # link from entry 2 breaks.
+    # link from entry 2 breaks; the download starts at the edited entry.
     page.unroute(EXPORT)
     serve_export(page, at_seq(older.seq, resigned))
     visit(page, world, "fork")
-    assert kept(page, world) == before
+    expect(warning.get_by_role("link")).to_have_attribute("href", f"{export}?desde={older.seq}")
+    assert kept(page, world) == extended
 
-    # The honest log: it extends the kept head, and the walk from 0 is done again.
+    # The honest log: it still ends at the kept head, and the walk from 0 is done again.
     page.unroute(EXPORT)
-    visit(page, world, "extended")
+    visit(page, world, "same")
     expect(page.locator("[data-witness-warning]")).to_be_hidden()
     assert kept(page, world)["seq"] == 4
     assert kept(page, world)["audited"] > before["audited"]
@@ -359,11 +377,7 @@ def test_a_browser_without_ed25519_says_it_cannot_check_signatures(page: Page, w
         " o comprueba el registro con verify_log.py."
     )
     # The notice as shown passes axe and fits a phone.
-    page.set_viewport_size({"width": 360, "height": 740})
-    violations = axe_violations(page)
-    assert not violations, describe_violations(violations)
-    overflow = horizontal_overflow(page)
-    assert overflow["page"] <= overflow["viewport"], describe_overflow(overflow)
+    passes_axe_on_a_phone(page)
 
     # It still walks the chain: a broken link is a fork.
     before = kept(page, world)
@@ -393,9 +407,147 @@ def test_the_walk_from_entry_zero_goes_on_across_visits_and_catches_an_edit_a_da
     # Marks of every 64th position it checked: entry 0 here.
     assert before["marks"] == {"0": RollEntry.objects.get(campaign=world.campaign, seq=0).entry_hash}
 
-    # Entry 5 signed again with another time: found the next day.
+    # Entry 5 signed again with another time: found the next day. The walk
+    # kept where it got after each page (entry 5 as served: two versions of
+    # it seen), never the head or the day of the last walk that got there.
     page.unroute(EXPORT)
     serve_one_entry_per_page(page, world, entries[-1].seq, at_seq(5, resigned))
     a_day_later(page)
     visit(page, world, "fork")
+    after = kept(page, world)
+    assert {**after, "audit": None} == before
+    assert after["audit"]["seq"] == 5
+
+
+def test_a_log_that_fails_on_first_sight_says_it_does_not_verify(page: Page, world: World, live_server):
+    """Nothing was kept before: the warning names no date or head this browser saw, and keeps no promise about them."""
+    log_in(page.context, world.player, live_server.url)
+    forged = roll(world)
+    last = roll(world)
+    serve_export(page, at_seq(forged.seq, zero_signed))
+    visit(page, world, "fork")
+    warning = page.get_by_role("alert")
+    expect(warning).to_contain_text("Aviso: el registro de tiradas de esta partida no se verifica")
+    expect(warning).to_contain_text(
+        "Una de sus entradas tiene una firma o un enlace con la anterior que no son correctos"
+    )
+    shown = warning.inner_text()
+    for claim in ("ya no continúa", "ha cambiado a tus espaldas", "No borres los datos", "la cabeza de arriba"):
+        assert claim not in shown, claim
+    export = reverse("rolls:log-export", args=[world.campaign.slug])
+    expect(warning.get_by_role("link")).to_have_attribute("href", f"{export}?desde=0")
+    # The head and the key were kept on first sight, before the walk from entry 0 found the forgery.
+    assert (kept(page, world)["seq"], kept(page, world)["head"]) == (last.seq, last.entry_hash)
+    assert kept(page, world)["key"] == settings.ROLLOG_KEYS.public_key_hex
+    assert "audited" not in kept(page, world)
+    # This warning as shown passes axe and fits a phone.
+    passes_axe_on_a_phone(page)
+
+
+def test_what_a_visit_established_is_kept_when_the_walk_from_entry_zero_breaks_off(
+    page: Page, world: World, live_server
+):
+    log_in(page.context, world.player, live_server.url)
+    entries = [roll(world) for _ in range(24)]
+    # First sight; the walk from entry 0 breaks off at entry 10 (not JSON).
+    serve_one_entry_per_page(page, world, entries[-1].seq, broken=lambda start: start >= 10)
+    visit(page, world, "offline")
+    first = kept(page, world)
+    assert first is not None, "nothing was kept"
+    assert (first["seq"], first["head"], first["key"]) == (
+        24,
+        entries[-1].entry_hash,
+        settings.ROLLOG_KEYS.public_key_hex,
+    )
+    # Where the walk got, after each page: entry 9.
+    assert first["audit"] == {"seq": 9, "hash": entries[8].entry_hash}
+    expect(witness(page)).to_have_attribute("data-head", entries[-1].entry_hash)
+
+    # A new entry: the step from the kept head is kept though the walk from 0 breaks off again.
+    newest = roll(world)
+    page.unroute(EXPORT)
+    serve_one_entry_per_page(page, world, newest.seq, broken=lambda start: start < 24)
+    visit(page, world, "offline")
+    assert (kept(page, world)["seq"], kept(page, world)["head"]) == (newest.seq, newest.entry_hash)
+    assert kept(page, world)["audit"] == first["audit"]
+    expect(witness(page)).to_have_attribute("data-head", newest.entry_hash)
+
+    # The network back: the walk goes on from entry 9 and gets to the kept head.
+    page.unroute(EXPORT)
+    serve_one_entry_per_page(page, world, newest.seq)
+    visit(page, world, "same")
+    assert kept(page, world)["audit"] is None and kept(page, world)["audited"]
+    expect(page.locator("[data-witness-warning]")).to_be_hidden()
+
+
+def test_a_walk_from_entry_zero_dated_ahead_of_the_clock_is_due(page: Page, world: World, live_server):
+    """`audited` saved while the device's clock was ahead: the walk is due, not put off until that time."""
+    log_in(page.context, world.player, live_server.url)
+    older = roll(world)
+    roll(world)
+    visit(page, world, "kept")
+    ahead = (datetime.now(UTC) + timedelta(days=3)).isoformat()
+    page.evaluate(
+        """([id, time]) => {
+            const store = JSON.parse(localStorage.getItem("rollog-witness"));
+            store[id].audited = time;
+            localStorage.setItem("rollog-witness", JSON.stringify(store));
+        }""",
+        [str(world.campaign.pk), ahead],
+    )
+    serve_export(page, at_seq(older.seq, rewrite))
+    visit(page, world, "fork")
+    expect(page.get_by_role("alert")).to_be_visible()
+
+
+def test_export_pages_with_no_entries_that_name_a_next_one_show_the_fork_warning(page: Page, world: World, live_server):
+    """Empty pages that only point on would use up the visit's pages and silence the walk: they are a broken log."""
+    log_in(page.context, world.player, live_server.url)
+    visit(page, world, "kept")
+    before = kept(page, world)
+    roll(world)
+    roll(world)
+    export = reverse("rolls:log-export", args=[world.campaign.slug])
+
+    def handle(route: Route) -> None:
+        response = route.fetch()
+        route.fulfill(response=response, json={**response.json(), "entries": [], "next": f"{export}?desde=0"})
+
+    page.route(EXPORT, handle)
+    visit(page, world, "fork")
+    expect(page.get_by_role("alert")).to_be_visible()
     assert kept(page, world) == before
+
+
+def test_a_head_without_a_key_once_one_is_pinned_shows_the_fork_warning(page: Page, world: World, live_server):
+    log_in(page.context, world.player, live_server.url)
+    visit(page, world, "kept")
+    before = kept(page, world)
+    for public_key in (None, "", "zz" * 32, "00" * 31):
+        page.unroute(HEAD)
+        serve_head(page, public_key=public_key)
+        visit(page, world, "fork")
+        expect(page.get_by_role("alert")).to_contain_text("ha cambiado a tus espaldas")
+        assert kept(page, world) == before, public_key
+
+
+def test_a_head_without_a_key_on_first_sight_keeps_nothing(page: Page, world: World, live_server):
+    log_in(page.context, world.player, live_server.url)
+    serve_head(page, public_key=None)
+    visit(page, world, "offline")
+    expect(page.locator("[data-witness-warning]")).to_be_hidden()
+    assert kept(page, world) is None
+
+
+# A browser with Ed25519 that refuses the key it is given: a bad key, not a browser that cannot check.
+REFUSED_KEY = NO_ED25519.replace('"no Ed25519", "NotSupportedError"', '"bad key", "DataError"')
+
+
+def test_a_key_a_browser_with_ed25519_refuses_shows_the_red_warning(page: Page, world: World, live_server):
+    assert REFUSED_KEY != NO_ED25519
+    page.context.add_init_script(REFUSED_KEY)
+    log_in(page.context, world.player, live_server.url)
+    visit(page, world, "fork")
+    expect(page.get_by_role("alert")).to_contain_text("no se verifica")
+    expect(page.locator("[data-witness-unsigned]")).to_be_hidden()
+    assert witness(page).get_attribute("data-signatures") is None

@@ -62,6 +62,23 @@ def split_lines(text: str, *, max_length: int) -> list[str]:
     return lines
 
 
+# The most digits an id of a row has (a 64-bit integer's are 19): a longer one is no row's.
+ID_MAX_DIGITS = 18
+
+
+class ModelIdsField(forms.ModelMultipleChoiceField):
+    """A checkbox list of rows that refuses a huge id as any other id it does
+    not offer: the database's look-up would fail on a number no column holds."""
+
+    def clean(self, value):
+        for pk in value if isinstance(value, list | tuple) else ():
+            if isinstance(pk, str) and len(pk.strip()) > ID_MAX_DIGITS:
+                raise ValidationError(
+                    self.error_messages["invalid_choice"], code="invalid_choice", params={"value": pk}
+                )
+        return super().clean(value)
+
+
 class HiddenErrorsShown:
     """A form mixin: the errors of its hidden fields (a browser seed, a
     submission key) are also the form's own errors, which crispy-forms shows

@@ -6,7 +6,7 @@ from django import forms
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
-from accounts.limits import LIMIT_MESSAGES, HiddenErrorsShown, text_field
+from accounts.limits import LIMIT_MESSAGES, HiddenErrorsShown, ModelIdsField, text_field
 from campaigns import deadlines
 from campaigns.models import Campaign
 from rolls.forms import MODIFIER_REASON_MAX, client_seed_field, modifier_field
@@ -15,9 +15,7 @@ from systems.hitos.models import Aspect, Combat, Combatant
 
 
 class CombatStartForm(forms.Form):
-    characters = forms.ModelMultipleChoiceField(
-        label=gettext_lazy("Participantes"), queryset=None, widget=forms.CheckboxSelectMultiple
-    )
+    characters = ModelIdsField(label=gettext_lazy("Participantes"), queryset=None, widget=forms.CheckboxSelectMultiple)
 
     def __init__(self, *args, campaign: Campaign, **kwargs):
         super().__init__(*args, **kwargs)

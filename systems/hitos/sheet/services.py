@@ -499,9 +499,16 @@ def meter_reread(*, previous, entry, check, facts: dict, actor) -> MeterChange |
     is the difference between what the old and the new reading did. Side
     effects: the marks and a ``SheetEvent`` pointing at the new version.
     Runs in the caller's transaction, which holds the sheet's row lock."""
-    event = SheetEvent.objects.filter(roll=previous, character__isnull=False).order_by("-pk").first()
     kind = METERS.get(facts.get("meter", ""))
-    if event is None or kind is None:
+    if kind is None:
+        return None
+    # The meter's own line: a drama point paid for the activation is logged against the same roll.
+    event = (
+        SheetEvent.objects.filter(roll=previous, character__isnull=False, kind=facts.get("action", ""))
+        .order_by("-pk")
+        .first()
+    )
+    if event is None:
         return None
     locked = _locked(Character(pk=event.character_id))
     then = copy(locked.hitos)

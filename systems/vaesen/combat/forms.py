@@ -6,6 +6,7 @@ from django import forms
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
+from accounts.limits import ModelIdsField
 from campaigns import deadlines
 from campaigns.models import Campaign
 from rolls.forms import client_seed_field
@@ -20,7 +21,7 @@ def _name(combatant: VaesenCombatant) -> str:
 
 
 class CombatStartForm(forms.Form):
-    characters = forms.ModelMultipleChoiceField(
+    characters = ModelIdsField(
         label=gettext_lazy("Participantes"),
         queryset=None,
         widget=forms.CheckboxSelectMultiple,

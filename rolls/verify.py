@@ -10,20 +10,25 @@ Needs only Python 3.12 and the ``cryptography`` package. Exit status: 0 valid,
 The site builds its log with this same file, so what it signs and what you
 check cannot drift apart. § numbers refer to roll-verification.md; the longer
 explanations of every check live in verify_roll.py, which is built on this.
-Trivial helpers and the field tables are written one per line (``# fmt: skip``).
 
 The records it returns: ``Signed`` (an entry whose signature, and unless told
 otherwise its fields, were checked: its exact bytes, hash and object), ``Opened`` (what a roll says: the
-entry itself, or for a sealed entry its checked opening and audience), ``Draw``
-(one value read from the dice stream: its offset and size in bytes, the value,
-the faces, and the die, None for a rejected value) and ``Proof`` (the roll, its
+entry itself, or for a sealed entry its checked opening and audience) and ``Proof`` (the roll, its
 epoch_open, its parent, its dice stream and what it says; for a sealed roll
-checked without its opening, stream and content are None).
+checked without its opening, stream and content are None). Verifying needs only the dice a stream
+gives; verify_roll.py passes a ``Stream`` subclass (``stream_type``) that also keeps every value read.
 """
 
-import base64, collections, functools, hashlib, hmac, json, re, sys, unicodedata  # noqa: E401, I001 (the standard library: one line)
+import base64
+import collections
+import functools
+import hashlib
+import hmac
+import json
+import re
+import sys
+import unicodedata
 
-from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
 FORMAT, SEALED, ROLL_KINDS, MAX_DICE = "rollog/v1", "sealed", ("roll", "reroll", "extend"), 100
@@ -33,24 +38,25 @@ SHARED, SEALED_MIN_CLIENT_SEED = ("v", "campaign", "seq", "prev", "time", "epoch
 # Field types: regexes over each value's canonical JSON (so true, 1.0 or "1" are no integer); "" is an absent field.
 HEX, N, TEXT, INTS = '"[0-9a-f]{64}"', "[1-9][0-9]*", '".*"', r"\[(-?[0-9]+(,-?[0-9]+)*)?\]"
 DAY, SPEC = "[0-9]{4}-[01][0-9]-[0-3][0-9]", r"[1-9][0-9]{0,2}d[1-9][0-9]{0,3}!?(\+[1-9][0-9]{0,2}d[1-9][0-9]{0,3}!?)*"
-COMMON = {"v": "1", "kind": TEXT, "campaign": '"[a-z0-9-]{1,100}"', "seq": f"0|{N}", "prev": HEX,
-          "time": f'"{DAY}T[0-2][0-9]:[0-5][0-9]:[0-5][0-9]Z"'}  # fmt: skip
-ROLL = {"user": TEXT, "character": TEXT, "scene": TEXT, "purpose": TEXT, "visibility": TEXT, "spec": f'"{SPEC}"',
-        "epoch": N, "epoch_index": N, "seed": HEX, "client_seed": '"[0-9A-Za-z_-]{1,64}"', "seen": HEX, "dice": INTS,
-        "client_seed_source": '"(browser|api|server)"'}  # fmt: skip
-# What each kind of entry carries (§3.5–3.7), for the rolls their parent, rerolled and drawn fields ("": absent);
-# other (game) fields may follow, except in sealed entries.
-LINKS = {"roll": ("null", "null", ""), "reroll": (HEX, INTS, INTS), "extend": (HEX, "null", INTS)}  # fmt: skip
-KINDS = {"epoch_open": {"epoch": N, "length": N, "anchor": HEX, "key": HEX},
-         SEALED: {"epoch": N, "epoch_index": N, "seed": HEX, "commitment": HEX, "audience": '"(gm|recipients|scene)"'},
-         **{kind: ROLL | dict(zip(("parent", "rerolled", "drawn"), types, strict=True)) for kind, types in LINKS.items()}}  # fmt: skip
-KINDS["extend"]["spec"] = f'"{SPEC.replace("!?", "")}"'  # dice added by an extension never explode (§3.6b)
-ENCODER = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)  # §3.5
+# A roll's purpose is text without control characters (§3.5). Canonical JSON writes the C0 ones as escapes, so its
+# JSON has no escape but \" and \\, and no DEL or C1 control (U+007F-U+009F); check_fields adds that it is in NFC.
+TIME, PURPOSE = f'"{DAY}T[0-2][0-9]:[0-5][0-9]:[0-5][0-9]Z"', r'"([^\\\x7f-\x9f]|\\[\\"])*"'
+COMMON = {"v": "1", "kind": TEXT, "campaign": '"[a-z0-9-]{1,100}"', "seq": f"0|{N}", "prev": HEX, "time": TIME}
+# A roll (§3.5): who, where and why; its pool, seed and dice; the player's seed. A plain roll has no parent,
+# positions or drawn dice; a re-roll or an extension names its parent and the dice it drew (§3.6, §3.6b).
+ROLL = {"user": TEXT, "character": TEXT, "scene": TEXT, "purpose": PURPOSE, "visibility": TEXT, "spec": f'"{SPEC}"'}
+ROLL |= {"epoch": N, "epoch_index": N, "seed": HEX, "client_seed": '"[0-9A-Za-z_-]{1,64}"', "seen": HEX, "dice": INTS}
+ROLL |= {"client_seed_source": '"(browser|api|server)"', "parent": "null", "rerolled": "null", "drawn": ""}
+# What each kind of entry carries (§3.5–3.7); other (game) fields may follow, except in sealed entries.
+# The dice an extension adds never explode (§3.6b).
+KINDS = {"roll": ROLL, "reroll": ROLL | {"parent": HEX, "rerolled": INTS, "drawn": INTS}}
+KINDS["extend"] = ROLL | {"parent": HEX, "drawn": INTS, "spec": f'"{SPEC.replace("!?", "")}"'}
+KINDS["epoch_open"] = {"epoch": N, "length": N, "anchor": HEX, "key": HEX}
+KINDS[SEALED] = {"epoch": N, "epoch_index": N, "seed": HEX, "commitment": HEX, "audience": '"(gm|recipients|scene)"'}
 CODES = {"v": "bad_version", "client_seed": "bad_client_seed", "spec": "bad_spec"}  # the others: bad_field
 Signed = collections.namedtuple("Signed", "entry_bytes hash entry")
 Opened = collections.namedtuple("Opened", "hash entry audience", defaults=(None,))
 Proof = collections.namedtuple("Proof", "entry epoch_open parent stream content")
-Draw = collections.namedtuple("Draw", "offset size value faces die")
 
 
 class RollogError(ValueError):
@@ -65,43 +71,44 @@ def check(ok: object, code: str, message: str = "") -> None:
 
 
 def attempt(code: str, parse, *args, **kwargs):
-    """``parse(*args, **kwargs)``; its failure (not base64, not JSON, a bad signature…) is the fault ``code``."""
+    """``parse(*args, **kwargs)``; any failure of it (not base64, not JSON, a bad signature…) is the fault ``code``:
+    a verifier refuses what it cannot read."""
     try:
         return parse(*args, **kwargs)
-    except (TypeError, ValueError, RecursionError, InvalidSignature) as exc:
+    except Exception as exc:
         raise RollogError(code, str(exc) or type(exc).__name__) from None
 
 
-def entry_hash(raw: bytes) -> bytes: return hashlib.sha256(ENTRY + raw).digest()  # fmt: skip
+def entry_hash(raw: bytes) -> bytes:
+    return hashlib.sha256(ENTRY + raw).digest()
 
 
-def commitment(opening: bytes) -> str: return hashlib.sha256(SEALED_DOMAIN + opening).hexdigest()  # fmt: skip
+def commitment(opening: bytes) -> str:
+    return hashlib.sha256(SEALED_DOMAIN + opening).hexdigest()
 
 
-def permalink(hash_: bytes) -> str: return base64.b32encode(hash_[:15]).decode().lower()  # fmt: skip
+def permalink(hash_: bytes) -> str:
+    return base64.b32encode(hash_[:15]).decode().lower()
 
 
-def hmac_block(seed: bytes, m: str, j: int) -> bytes: return hmac.digest(seed, f"{m}:{j}".encode(), "sha256")  # fmt: skip
+def hash_chain(seed: bytes, n: int) -> bytes:
+    return functools.reduce(lambda x, _: hashlib.sha256(x).digest(), range(n), seed)
 
 
-def hash_chain(seed: bytes, n: int) -> bytes: return functools.reduce(lambda x, _: hashlib.sha256(x).digest(), range(n), seed)  # fmt: skip
-
-
-def nfc(text: str) -> bool: return unicodedata.is_normalized("NFC", text) and all(unicodedata.category(c) != "Cc" for c in text)  # fmt: skip
-
-
-def canonical(value) -> bytes: return ENCODER.encode(value).encode()  # fmt: skip
+def canonical(value) -> bytes:
+    """The exact bytes that are hashed and signed (§3.5): sorted keys, no spaces, UTF-8."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode()
 
 
 def check_fields(e: dict, rules: dict | None = None, extra: dict | None = None) -> dict:
     """Each field the format defines for the entry's kind (and ``extra``) has its type, and a roll's purpose
     is in NFC (§3.5); with ``rules``, only those fields. Returns the entry."""
-    if rules is None:  # a kind the format defines; a sealed entry carries nothing else (§3.7)
-        check(e.get("kind") in [*KINDS], "unknown_kind", str(e.get("kind")))
-        check(e["kind"] != SEALED or e.keys() == {*SHARED, "kind", "audience", "commitment"}, "sealed_fields")
+    # Unless told which fields: a kind the format defines, and a sealed entry carries nothing else (§3.7).
+    check(rules or e.get("kind") in [*KINDS], "unknown_kind", str(e.get("kind")))
+    check(rules or e["kind"] != SEALED or e.keys() == {*SHARED, "kind", "audience", "commitment"}, "sealed_fields")
     for name, rule in (rules or COMMON | KINDS[e["kind"]] | (extra or {})).items():
-        check(re.fullmatch(rule, ENCODER.encode(e[name]) if name in e else ""), CODES.get(name, "bad_field"), name)
-    check(rules or e["kind"] not in ROLL_KINDS or nfc(e["purpose"]), "bad_field", "purpose: NFC, no controls")
+        check(re.fullmatch(rule, canonical(e[name]).decode() if name in e else ""), CODES.get(name, "bad_field"), name)
+    check(e.get("kind") not in ROLL_KINDS or unicodedata.is_normalized("NFC", e["purpose"]), "bad_field", "purpose")
     return e
 
 
@@ -120,8 +127,7 @@ def load(ref: object, key: Ed25519PublicKey, fields=True, name="entry_b64", tags
     raw = attempt(code, base64.b64decode, ref.get(name) if isinstance(ref, dict) else None, validate=True)
     check(re.fullmatch("[0-9a-f]{128}", str(ref.get("sig"))), "bad_signature", "sig: 128 hex digits")
     attempt("bad_signature", key.verify, bytes.fromhex(ref["sig"]), tags[1] + hashlib.sha256(tags[0] + raw).digest())
-    entry = decode(raw)
-    return Signed(raw, entry_hash(raw), check_fields(entry) if fields else entry)
+    return Signed(raw, entry_hash(raw), check_fields(decode(raw)) if fields else decode(raw))
 
 
 def terms(spec: object) -> list[tuple[int, bool]]:
@@ -142,19 +148,19 @@ class Stream:
     """The dice of one entry (§3.4): the bytes of HMAC-SHA256(seed, M ":" j), j = 0, 1, …, read in order."""
 
     def __init__(self, seed: bytes, message: str) -> None:
-        self.seed, self.message, self.blocks, self.draws, self.consumed = seed, message, [], [], 0
+        self.seed, self.message, self.blocks, self.consumed = seed, message, [], 0
+
+    def read(self, size: int) -> int:
+        """The next ``size`` bytes, as a big-endian number (verify_roll.py records each one)."""
+        while len(self.blocks) * 32 < self.consumed + size:  # a die may straddle two blocks
+            self.blocks.append(hmac.digest(self.seed, f"{self.message}:{len(self.blocks)}".encode(), "sha256"))
+        self.consumed += size
+        return int.from_bytes(b"".join(self.blocks)[self.consumed - size : self.consumed])
 
     def roll(self, faces: int) -> int:
         size = ((faces - 1).bit_length() + 7) // 8  # k bytes: the smallest k with 256**k >= faces
-        while len(self.blocks) * 32 < self.consumed + size:  # a die may straddle two blocks
-            self.blocks.append(hmac_block(self.seed, self.message, len(self.blocks)))
-        value = int.from_bytes(b"".join(self.blocks)[self.consumed : self.consumed + size])
-        die = value % faces + 1 if value < 256**size - 256**size % faces else None  # else low faces would win
-        self.draws.append(Draw(self.consumed, size, value, faces, die))
-        self.consumed += size
-        return die or self.roll(faces)  # a rejected value: the die reads the next bytes
-
-    rejected = property(lambda self: [d.value for d in self.draws if d.die is None])
+        value = self.read(size)  # a value that would favour low faces is rejected: the die reads the next bytes
+        return value % faces + 1 if value < 256**size - 256**size % faces else self.roll(faces)
 
 
 def draw(stream: Stream, spec: str) -> list[int]:
@@ -168,10 +174,10 @@ def draw(stream: Stream, spec: str) -> list[int]:
     return dice
 
 
-def check_dice(opened: Opened, parent: Opened | None = None) -> Stream:
+def check_dice(opened: Opened, parent: Opened | None = None, stream_type=Stream) -> Stream:
     """Re-derive a roll's dice from its seed (§3.4, §3.6, §3.6b); return the stream as evidence."""
     e, p = opened.entry, parent.entry if parent else {}
-    stream = Stream(bytes.fromhex(e["seed"]), roll_message(e))
+    stream = stream_type(bytes.fromhex(e["seed"]), roll_message(e))
     if e["kind"] != "roll":  # the version it changes: named, an earlier roll of the campaign, sealed alike
         check(parent, "parent_missing", "a sealed parent needs its opening")
         link = p["kind"] in ROLL_KINDS and p["campaign"] == e["campaign"] and p["seq"] < e["seq"]
@@ -203,7 +209,7 @@ def content(signed: Signed, opening_b64: object = None) -> Opened | None:
     return Opened(signed.hash, body, o["audience"])
 
 
-def verify(bundle: object, key: Ed25519PublicKey) -> Proof:
+def verify(bundle: object, key: Ed25519PublicKey, stream_type=Stream) -> Proof:
     """Check a roll bundle (§3.10) completely; raise RollogError at the first fault. The optional
     ``head`` and ``children`` are navigation, outside the roll's proof (verify_roll.py checks the head)."""
     check(isinstance(bundle, dict) and bundle.get("format") == FORMAT, "bad_bundle", f"not a {FORMAT} bundle")
@@ -224,22 +230,20 @@ def verify(bundle: object, key: Ed25519PublicKey) -> Proof:
     opened, parent = content(signed, bundle.get("opening_b64")), None
     if opened is not None and opened.entry["kind"] != "roll":  # its parent, opened too when sealed
         parent = content(load(bundle.get("parent"), key), bundle["parent"].get("opening_b64"))
-    return Proof(signed, epoch, parent, check_dice(opened, parent) if opened else None, opened)
+    return Proof(signed, epoch, parent, check_dice(opened, parent, stream_type) if opened else None, opened)
 
 
-def main(argv: list[str]) -> int:
-    """The command line (see above): prints OK or FAIL, returns the exit status."""
+if __name__ == "__main__":  # the command line (see above): prints OK or FAIL, exits with 0, 1 or 2
     try:
-        with open(argv[1], encoding="utf-8") as handle:
-            bundle, key = json.load(handle), Ed25519PublicKey.from_public_bytes(bytes.fromhex(argv[2]))
+        with open(sys.argv[1], encoding="utf-8") as handle:
+            bundle, key = json.load(handle), Ed25519PublicKey.from_public_bytes(bytes.fromhex(sys.argv[2]))
         e = ((proof := verify(bundle, key)).content or proof.entry).entry
     except (RollogError, KeyError, TypeError, AttributeError) as exc:  # not valid; the last three: a malformed bundle
-        return print(f"FAIL: {getattr(exc, 'code', 'bad_bundle')} {exc}") or 1
+        sys.exit(print(f"FAIL: {getattr(exc, 'code', 'bad_bundle')} {exc}") or 1)
     except (IndexError, OSError, ValueError, RecursionError) as exc:  # no bundle, or no key
-        return print(f"usage: python3 verify.py ROLL.json PUBLIC_KEY_HEX\nERROR: {exc!r}", file=sys.stderr) or 2
-    said = f"{e['spec']} -> {e['dice']}, client seed: {e['client_seed_source']}{' (fairness rests on the operator)' * (e['client_seed_source'] == 'server')}" if proof.content else "sealed: chain position verified, content not disclosed"  # fmt: skip
-    return print(f"OK {permalink(proof.entry.hash)}: {e['campaign']} #{e['seq']} {e['time']}: {said}") or 0
-
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv))
+        sys.exit(print(f"usage: python3 verify.py ROLL.json PUBLIC_KEY_HEX\nERROR: {exc!r}", file=sys.stderr) or 2)
+    said = "sealed: chain position verified, content not disclosed"
+    if proof.content:  # and who made the client seed: when the server did, fairness rests on the operator
+        note = " (fairness rests on the operator)" if e["client_seed_source"] == "server" else ""
+        said = f"{e['spec']} -> {e['dice']}, client seed: {e['client_seed_source']}{note}"
+    print(f"OK {permalink(proof.entry.hash)}: {e['campaign']} #{e['seq']} {e['time']}: {said}")

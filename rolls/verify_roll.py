@@ -16,6 +16,7 @@ Exit status: 0 if the roll is valid, 1 if it is not (the reason is printed),
 
 from __future__ import annotations
 
+import collections
 import json
 import sys
 from collections.abc import Mapping, Sequence
@@ -35,7 +36,6 @@ from rolls.verify import (
     RollogError,
     check,
     hash_chain,
-    hmac_block,
     roll_message,
 )
 
@@ -51,6 +51,7 @@ __all__ = [
     "Opened",
     "RollProof",
     "RollogError",
+    "Draw",
     "check",
     "commitment_of",
     "describe",
@@ -58,18 +59,17 @@ __all__ = [
     "expand_spec",
     "explain",
     "hash_chain",
-    "hmac_block",
     "main",
     "parse_public_key",
     "permalink_id",
     "read_json",
+    "rejected",
     "roll_message",
     "signature_valid",
     "signed_message",
     "verify_bundle",
 ]
 
-DiceStream = verify.Stream
 draw_pool = verify.draw
 commitment_of = verify.commitment
 permalink_id = verify.permalink
@@ -161,6 +161,36 @@ def expand_spec(spec: object) -> list[int]:
     return [faces for faces, _ in verify.terms(spec)]
 
 
+# One value read from a dice stream: its offset and size in bytes, the value, the faces, and the die (None: rejected).
+Draw = collections.namedtuple("Draw", "offset size value faces die")
+
+
+class DiceStream(verify.Stream):
+    """``verify.Stream``, keeping every value it reads (``draws``) to explain a roll: verifying needs only the
+    dice it gives, so the single file keeps nothing more."""
+
+    def __init__(self, seed: bytes, message: str) -> None:
+        super().__init__(seed, message)
+        self.draws: list[Draw] = []
+        self.faces = 0  # of the die being rolled
+
+    def read(self, size: int) -> int:
+        value = super().read(size)
+        self.draws.append(Draw(self.consumed - size, size, value, self.faces, None))
+        return value
+
+    def roll(self, faces: int) -> int:
+        self.faces = faces
+        die = super().roll(faces)  # the last value read made the die; any read before it for this die was rejected
+        self.draws[-1] = self.draws[-1]._replace(die=die)
+        return die
+
+
+def rejected(stream: DiceStream) -> list[int]:
+    """The values a dice stream read and threw away, in order (they would have biased the die)."""
+    return [d.value for d in stream.draws if d.die is None]
+
+
 def signed_message(hash_: bytes) -> bytes:
     """What Ed25519 signs: the domain-separated entry hash."""
     return verify.SIG + hash_
@@ -199,7 +229,7 @@ class RollProof:
     entry: LoadedEntry
     epoch_open: LoadedEntry
     parent: Opened | None
-    stream: verify.Stream | None
+    stream: DiceStream | None
     content: Opened | None
     warnings: tuple[str, ...] = ()
 
@@ -219,7 +249,7 @@ def _opened(value: verify.Opened | None) -> Opened | None:
 def verify_bundle(bundle: object, public_key: Ed25519PublicKey) -> RollProof:
     """``rolls.verify.verify``, its faults explained in Spanish (``RollogError``)."""
     try:
-        proof = verify.verify(bundle, public_key)
+        proof = verify.verify(bundle, public_key, DiceStream)
         # The log's head when the bundle was served: optional, outside the roll's proof; this roll or later.
         if isinstance(bundle, Mapping) and bundle.get("head") is not None:
             head, e = verify.load(bundle["head"], public_key).entry, proof.entry.entry
@@ -282,7 +312,7 @@ def describe(proof: RollProof) -> list[str]:
         lines.append(f"  dados: {e['spec']} -> {e['dice']} (orden de generación)")
     stream = proof.stream or DiceStream(b"", "")
     lines += [
-        f"  bytes usados: {stream.consumed}, rechazados: {stream.rejected or 'ninguno'}",
+        f"  bytes usados: {stream.consumed}, rechazados: {rejected(stream) or 'ninguno'}",
         f"  semilla x_{e['epoch_index']} encadenada con el ancla de la época {e['epoch']}",
         f"  semilla del cliente: {e['client_seed']} ({e['client_seed_source']})",
         f"  hash de la entrada: {proof.entry.hash_hex}",

@@ -21,7 +21,6 @@ from rolls.verify_log import audit_log
 from rolls.verify_roll import (
     DiceStream,
     draw_pool,
-    hmac_block,
     parse_public_key,
     roll_message,
     verify_bundle,
@@ -32,6 +31,7 @@ from tests.rolls.test_vectors import (
     PUBLIC_KEY_HEX,
     SEED_CHAIN,
     build_vector_log,
+    hmac_block,
     roll,
     signing_key,
 )

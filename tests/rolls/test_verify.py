@@ -158,7 +158,7 @@ def write_json(tmp_path: Path, name: str, document: object) -> Path:
 def test_every_vector_roll_verifies(log, seq):
     proof = verify_bundle(bundle(log[seq], log[0], head=log[5]), PUBLIC_KEY)
     assert proof.entry.entry["dice"] == VECTORS[seq].dice
-    assert proof.stream.rejected == VECTORS[seq].rejected
+    assert verify_roll.rejected(proof.stream) == VECTORS[seq].rejected
     assert proof.warnings == ()
 
 

@@ -205,8 +205,13 @@ def daily_checkpoints() -> int:
 
 
 def log_heads(campaign_ids: Iterable[int]) -> dict[int, tuple[int, str]]:
-    """{campaign id: (seq, head hash)} of the campaigns with a log, in one query."""
-    rows = CampaignLog.objects.filter(campaign_id__in=set(campaign_ids)).values_list("campaign_id", "seq", "head_hash")
+    """{campaign id: (seq, head hash)} of the campaigns with a log whose head
+    names its last entry, in one query (a broken head is no head to vouch for)."""
+    rows = (
+        CampaignLog.objects.intact()
+        .filter(campaign_id__in=set(campaign_ids))
+        .values_list("campaign_id", "seq", "head_hash")
+    )
     return {campaign_id: (seq, head) for campaign_id, seq, head in rows}
 
 

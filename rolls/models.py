@@ -13,7 +13,7 @@ from typing import Any
 
 from django.conf import settings
 from django.db import models
-from django.db.models import Exists, OuterRef
+from django.db.models import Case, Exists, ExpressionWrapper, F, OuterRef, Q, Value, When
 from django.urls import reverse
 from django.utils.translation import gettext_lazy as _
 
@@ -36,20 +36,66 @@ class LogHeadMismatch(Exception):
         self.campaign = campaign
 
 
+def next_slot(entry: str = "") -> Case:
+    """The seed slot after an entry (``entry``: the path to it, "" for the
+    entry itself): an epoch_open starts its epoch at slot 1, any other entry
+    used slot ``epoch_index``. ``RollEntry.next_slot`` in Python."""
+    prefix = f"{entry}__" if entry else ""
+    return Case(
+        When(**{f"{prefix}kind": RollEntry.Kind.EPOCH_OPEN}, then=Value(1)),
+        default=F(f"{prefix}epoch_index") + 1,
+        output_field=models.PositiveIntegerField(),
+    )
+
+
 class CampaignLogQuerySet(models.QuerySet):
     def broken(self):
         """The heads that do not name their campaign's last entry: no entry at
-        the head's seq with the head's hash, or an entry after it."""
+        the head's seq with the head's hash, time and epoch and the seed slot
+        after it as the head's next one (what the trigger of rolls 0005
+        checks), or an entry after it."""
         entries = RollEntry.objects.filter(campaign=OuterRef("campaign"))
-        named = entries.filter(seq=OuterRef("seq"), entry_hash=OuterRef("head_hash"))
+        named = entries.annotate(slot_after=next_slot()).filter(
+            seq=OuterRef("seq"),
+            entry_hash=OuterRef("head_hash"),
+            time=OuterRef("head_time"),
+            epoch=OuterRef("epoch"),
+            slot_after=OuterRef("next_index"),
+        )
         return self.filter(~Exists(named) | Exists(entries.filter(seq__gt=OuterRef("seq"))))
 
+    def intact(self):
+        """The heads that name their campaign's last entry."""
+        return self.filter(~Exists(CampaignLog.objects.broken().filter(pk=OuterRef("pk"))))
 
-def head_broken(campaign: str = "pk") -> Exists:
+
+def head_broken(campaign: str = "pk") -> ExpressionWrapper:
     """True for a row whose campaign (``campaign``: the path to its id) has a
-    head that does not name its last entry: an annotation that lets a page
-    check the head in the query it already makes (no query of its own)."""
-    return Exists(CampaignLog.objects.broken().filter(campaign=OuterRef(campaign)))
+    head that does not name its last entry, or entries and no head at all:
+    an annotation that lets a page check the head in the query it already
+    makes (no query of its own)."""
+    of_campaign = {"campaign": OuterRef(campaign)}
+    headless = RollEntry.objects.filter(**of_campaign).filter(
+        ~Exists(CampaignLog.objects.filter(campaign=OuterRef("campaign")))
+    )
+    return ExpressionWrapper(
+        Q(Exists(CampaignLog.objects.broken().filter(**of_campaign))) | Q(Exists(headless)),
+        output_field=models.BooleanField(),
+    )
+
+
+def intact_head(campaign) -> CampaignLog:
+    """The campaign's head, in one query; ``LogHeadMismatch`` if it does not
+    name the last entry or is missing (where a head is needed: a roll's
+    bundle, the export)."""
+    head = (
+        CampaignLog.objects.filter(campaign=campaign)
+        .annotate(broken=Exists(CampaignLog.objects.broken().filter(pk=OuterRef("pk"))))
+        .first()
+    )
+    if head is None or head.broken:
+        raise LogHeadMismatch(campaign)
+    return head
 
 
 class CampaignLog(models.Model):
@@ -75,6 +121,16 @@ class CampaignLog(models.Model):
 
     def __str__(self) -> str:
         return f"{self.log_id} @ {self.seq}"
+
+    def names(self, entry: RollEntry | None) -> bool:
+        """Does this head name ``entry`` (as the campaign's last entry must be named)?"""
+        return entry is not None and (self.seq, self.head_hash, self.head_time, self.epoch, self.next_index) == (
+            entry.seq,
+            entry.entry_hash,
+            entry.time,
+            entry.epoch,
+            entry.next_slot,
+        )
 
 
 class SeedEpoch(models.Model):
@@ -196,6 +252,11 @@ class RollEntry(models.Model):
     @property
     def signed(self) -> SignedEntry:
         return SignedEntry.from_stored(bytes(self.entry_bytes), bytes(self.signature))
+
+    @property
+    def next_slot(self) -> int:
+        """The seed slot after this entry (``next_slot()`` in a query)."""
+        return 1 if self.kind == self.Kind.EPOCH_OPEN else self.epoch_index + 1
 
     @property
     def is_sealed(self) -> bool:

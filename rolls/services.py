@@ -323,12 +323,12 @@ class _Slot:
     epoch: _Epoch
     retry_id: int | None  # the entry already made with this client seed
     seen_seq: int | None  # the seq of the entry named by `seen`
-    last: tuple[int, str]  # the seq and hash of the campaign's last entry, which the head must name
+    head_named: bool  # the head names the campaign's last entry (CampaignLog.names)
 
     @classmethod
     def from_row(cls, row: tuple) -> _Slot:
-        *epoch, retry_id, seen_seq, last_seq, last_hash = row
-        return cls(_Epoch(*epoch), retry_id, seen_seq, (last_seq, last_hash))
+        *epoch, retry_id, seen_seq, head_named = row
+        return cls(_Epoch(*epoch), retry_id, seen_seq, bool(head_named))
 
 
 def _head_statement(campaign: Campaign) -> tuple[str, list]:
@@ -346,16 +346,22 @@ def _slot_statement(campaign_id: int, client_seed: str | None, seen: str | None)
     # the head as the previous holder left it and every entry committed while
     # this request waited for the lock.
     entries, log = RollEntry._meta.db_table, CampaignLog._meta.db_table
-    last = f"FROM {entries} t WHERE t.campaign_id = %s ORDER BY t.seq DESC LIMIT 1"
+    # Does the head name the last entry: its seq, hash, time, epoch and the
+    # slot after it, every field the head's trigger checks (rolls 0005)?
+    named = (
+        "t.seq = h.seq AND t.entry_hash = h.head_hash AND t.time = h.head_time AND t.epoch = h.epoch"
+        f" AND CASE WHEN t.kind = '{RollEntry.Kind.EPOCH_OPEN}' THEN 1 ELSE t.epoch_index + 1 END = h.next_index"
+    )
     sql = (
         "SELECT id, campaign_id, epoch, anchor, length, opened_seq,"
         f" (SELECT r.id FROM {entries} r WHERE r.campaign_id = %s AND r.client_seed = %s),"
         f" (SELECT s.seq FROM {entries} s WHERE s.campaign_id = %s AND s.entry_hash = %s),"
-        f" (SELECT t.seq {last}), (SELECT t.entry_hash {last})"
+        f" (SELECT {named} FROM {entries} t JOIN {log} h ON h.campaign_id = t.campaign_id"
+        "   WHERE t.campaign_id = %s ORDER BY t.seq DESC LIMIT 1)"
         f" FROM {SeedEpoch._meta.db_table}"
         f" WHERE campaign_id = %s AND epoch = (SELECT epoch FROM {log} WHERE campaign_id = %s)"
     )
-    return sql, [campaign_id, client_seed, campaign_id, seen, campaign_id, campaign_id, campaign_id, campaign_id]
+    return sql, [campaign_id, client_seed, campaign_id, seen, campaign_id, campaign_id, campaign_id]
 
 
 def _lock_head(campaign: Campaign, client_seed: str | None, seen: str | None) -> tuple[_Head, _Slot]:
@@ -379,7 +385,7 @@ def _lock_head(campaign: Campaign, client_seed: str | None, seen: str | None) ->
     if not heads or not slots:
         raise LogHeadMismatch(campaign)
     head, slot = _Head(campaign, *heads[0]), _Slot.from_row(slots[0])
-    if slot.last != (head.seq, head.head_hash):
+    if not slot.head_named:
         raise LogHeadMismatch(campaign)
     return head, slot
 

@@ -45,7 +45,7 @@ from campaigns.permissions import Access, campaign_access
 from hitos_site.htmx import HtmxHttpRequest, wants_fragment
 from rolls import presenters, rollog, services, verify_roll
 from rolls.forms import FreeRollForm
-from rolls.models import CampaignLog, LogHeadMismatch, RollEntry, head_broken
+from rolls.models import CampaignLog, LogHeadMismatch, RollEntry, head_broken, intact_head
 from rolls.permissions import can_read_roll, readable_ids, readable_rolls
 
 EXPORT_PAGE_SIZE = 1000
@@ -117,7 +117,7 @@ def _bundle(entry: RollEntry, *, readable: bool = True, epoch: RollEntry | None 
     """
     keys = settings.ROLLOG_KEYS
     epoch = epoch or _epoch_open(entry)
-    head = CampaignLog.objects.get(campaign=entry.campaign)
+    head = intact_head(entry.campaign)
     head_entry = RollEntry.objects.get(campaign=entry.campaign, seq=head.seq)
     disclosed = readable or not entry.is_sealed
     children = list(RollEntry.objects.filter(parent=entry).values_list("permalink", flat=True)) if disclosed else []

@@ -14,7 +14,8 @@ from django.http import HttpRequest, JsonResponse
 from django.views.decorators.http import require_safe
 
 from campaigns.access import campaign_for
-from rolls.models import CampaignLog
+from campaigns.models import Campaign
+from rolls.models import LogHeadMismatch, head_broken
 from rolls.views import key_fingerprint
 
 
@@ -23,10 +24,22 @@ def log_head(request: HttpRequest, slug: str) -> JsonResponse:
     """``{"campaign", "seq", "head", "public_key", "fingerprint"}``: the log's
     public id, the seq of its last entry and that entry's hash, all three null
     while no log is open (the witness then has nothing to keep); and the key
-    the log is signed with, which the witness pins on first sight."""
+    the log is signed with, which the witness pins on first sight.
+
+    A head that does not name the last entry is no head to keep (the witness
+    would warn of a fork that is not one, a first visit would pin a bad
+    head): ``LogHeadMismatch``, which ``rolls.middleware`` answers with a
+    503 JSON error."""
     campaign, _access = campaign_for(request, slug)
-    head = CampaignLog.objects.filter(campaign=campaign).values_list("log_id", "seq", "head_hash").first()
-    log_id, seq, head_hash = head if head is not None else (None, None, None)
+    # The campaign's head, and whether it is broken, in one query (a left join: a log not yet open has no row).
+    log_id, seq, head_hash, broken = (
+        Campaign.objects.filter(pk=campaign.pk)
+        .annotate(broken=head_broken())
+        .values_list("roll_log__log_id", "roll_log__seq", "roll_log__head_hash", "broken")
+        .get()
+    )
+    if broken:
+        raise LogHeadMismatch(campaign)
     key = settings.ROLLOG_KEYS.public_key_hex
     response = JsonResponse(
         {"campaign": log_id, "seq": seq, "head": head_hash, "public_key": key, "fingerprint": key_fingerprint(key)}

@@ -101,6 +101,9 @@ def _refused(sql: str, message: str) -> None:
     _execute("SET CONSTRAINTS ALL IMMEDIATE")
     with pytest.raises(DatabaseError, match=message), transaction.atomic():
         _execute(sql)
+    # Back to checking at the commit, as the site's transactions do: an append
+    # inserts its entry before it moves the head (rolls 0005).
+    _execute("SET CONSTRAINTS ALL DEFERRED")
 
 
 def _audit_ok(table: World) -> list[RollEntry]:
@@ -160,6 +163,8 @@ def test_the_sites_role_opens_a_log_and_appends_rolls_rerolls_and_epochs(app_rol
             read=plain_read,
             client_seed=client_seed(),
         )
+        # The checks made at the commit pass (rolls 0005: each append left the head on its last entry).
+        _execute("SET CONSTRAINTS ALL IMMEDIATE")
         entries = _audit_ok(table)
     assert [e.kind for e in entries] == ["epoch_open", "roll", "roll", "epoch_open", "roll", "reroll", "epoch_open"]
     assert SeedEpoch.objects.filter(campaign=table.campaign).count() == 3

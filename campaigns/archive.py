@@ -14,17 +14,24 @@ The app that keeps the site's key signs the archive's canonical bytes
 An archive is believed only as far as that signature proves it
 (``archive_trust``):
 
-- signed by this site, unchanged, and exported for the account importing it:
-  its people are this site's users of the same usernames (a post whose
-  author has no account here any more is kept as the GM's, as an NPC under
-  the author's archived name marked «antiguo miembro»);
+- signed by this site (naming it as its ``origin``), unchanged, and
+  exported for the account importing it (same username and id), who directed
+  the campaign: its people are this site's accounts whose username and id
+  both match the archive's ``accounts`` (a post whose author has no such
+  account is kept as the GM's, as an NPC under the author's archived name
+  marked «antiguo miembro»);
+- the same, exported for a player, co-GM or reader: only the importer is
+  linked; everyone else is an archived name marked «nombre archivado,
+  verificado por este sitio»;
 - anything else (unsigned, edited, another site's, someone else's export):
   nobody is linked to an account here; every author, editor, recipient and
   sheet owner is an archived name, text marked «nombre archivado, sin
   verificar», and every post the importer's own (as an NPC's);
 - only the archive's GM, proven so, re-creates the campaign to play on, and
-  never more public than it was; anyone else gets a private, read-only copy
-  for themselves (whispers and GM-only posts keep their recipients either way);
+  never more public than it was; anyone else gets a private copy for
+  themselves that nothing may write (``Campaign.read_only``, asked by every
+  write's predicate; whispers and GM-only posts keep their recipients either
+  way);
 - nobody is made a member: the GM invites whoever should play;
 - rolls cannot be signed again: the rolls part keeps each roll's bundle as an
   archived record of its post, called verifiable only against a key this
@@ -37,6 +44,8 @@ and a file that is not an archive gets Spanish reasons and changes nothing.
 from __future__ import annotations
 
 import json
+import math
+import unicodedata
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -45,6 +54,7 @@ from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.core.serializers.json import DjangoJSONEncoder
 from django.db import transaction
+from django.db.models import Q
 from django.utils import timezone
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
@@ -54,12 +64,22 @@ from accounts.models import User
 from campaigns import extensions
 from campaigns.extensions import Provenance
 from campaigns.markup import render_markdown
-from campaigns.models import Campaign, CampaignStatus, Membership, Post, PostRevision, Scene, Visibility
+from campaigns.models import (
+    ArchiveUpload,
+    Campaign,
+    CampaignStatus,
+    Membership,
+    Post,
+    PostRevision,
+    Scene,
+    Visibility,
+)
 from campaigns.permissions import Access, can_see_revisions, readable_posts, visible_scenes
 
 FORMAT = "hitos-campaign-export/2"
 # What one archive may hold: a guard on what an upload may create.
-MAX_BYTES = 50 * 1024 * 1024
+# A demo campaign weighs about 100 kB; a campaign of years, a few MB.
+MAX_BYTES = 10 * 1024 * 1024
 MAX_SCENES = 2000
 MAX_POSTS = 100_000
 # Deeper than any archive this site writes (a sheet's rows inside a scene's post).
@@ -74,6 +94,11 @@ POSITION = number_field(Scene, "position")
 FORMER_MEMBER = gettext_lazy("antiguo miembro")
 # The mark of a name nothing proves (see the docstring).
 ARCHIVED_NAME = gettext_lazy("nombre archivado, sin verificar")
+# The mark of a name this site's signature proves was in the archive, shown
+# as text in a copy that links nobody else's account.
+VERIFIED_NAME = gettext_lazy("nombre archivado, verificado por este sitio")
+# How many names a message lists before «y N más».
+NAMES_SHOWN = 20
 
 
 def _time(value: datetime | None) -> str | None:
@@ -87,25 +112,45 @@ def signed_bytes(data: dict[str, Any]) -> bytes:
     return json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=True, allow_nan=False).encode()
 
 
-def archived_name(name: str, *, limit: int = NPC_NAME_MAX) -> str:
-    """``name`` as text nothing proves, marked so, within ``limit`` characters."""
-    mark = f" ({ARCHIVED_NAME})"
-    return " ".join(name.split())[: limit - len(mark)] + mark
+def plain_name(name: str) -> str:
+    """``name`` without control or format characters (a right-to-left
+    override would turn the mark around), its spaces collapsed."""
+    return " ".join("".join(ch for ch in name if unicodedata.category(ch) not in ("Cc", "Cf")).split())
+
+
+def archived_name(name: str, *, limit: int = NPC_NAME_MAX, mark=ARCHIVED_NAME) -> str:
+    """``name`` as an archived name, marked so (``mark``), within ``limit`` characters."""
+    suffix = f" ({mark})"
+    return plain_name(name)[: limit - len(suffix)] + suffix
+
+
+def names_list(names) -> str:
+    """``names`` sorted, the first ``NAMES_SHOWN`` of them, and how many more."""
+    names = sorted(names)
+    shown = ", ".join(names[:NAMES_SHOWN])
+    if len(names) <= NAMES_SHOWN:
+        return shown
+    return _("%(names)s y %(n)s más") % {"names": shown, "n": len(names) - NAMES_SHOWN}
 
 
 # --- export -----------------------------------------------------------------------------
 
 
-def _people(access: Access) -> list[dict[str, Any]]:
-    """The GM and the active members: public name and role, never an e-mail
-    address or a feed token."""
+def _people(access: Access) -> list[tuple[User, str]]:
+    """The GM and the active members, with their roles."""
     campaign = access.campaign
-    people = [{"username": campaign.gm.username, "public_name": campaign.gm.public_name, "role": "gm"}]
-    for membership in Membership.objects.active().filter(campaign=campaign).select_related("user"):
-        people.append(
-            {"username": membership.user.username, "public_name": membership.user.public_name, "role": membership.role}
-        )
-    return people
+    members = Membership.objects.active().filter(campaign=campaign).select_related("user")
+    return [(campaign.gm, "gm"), *((m.user, m.role) for m in members)]
+
+
+def _accounts(access: Access, people, posts: list[Post], revisions: list[PostRevision]) -> dict[str, int]:
+    """``{username: id}`` of the reader, the GM, the members, and every
+    author, recipient, editor and owner written for that the posts name."""
+    users = [access.user, *(user for user, _role in people)]
+    for post in posts:
+        users += [post.author, *post.chosen_recipients.all(), *filter(None, [post.on_behalf_of])]
+    users += [r.editor for r in revisions]
+    return {user.username: user.pk for user in users}
 
 
 def _post(post: Post, revisions: list[PostRevision]) -> dict[str, Any]:
@@ -124,6 +169,7 @@ def _post(post: Post, revisions: list[PostRevision]) -> dict[str, Any]:
         "hidden": post.hidden,
         "hidden_reason": post.hidden_reason if post.hidden else "",
         "quote_of": post.quote_of_id,
+        "on_behalf_of": post.on_behalf_of.username if post.on_behalf_of else None,
         "body": post.body,
         "note": post.note,
         "revisions": [
@@ -150,7 +196,7 @@ def campaign_export(*, access: Access) -> dict[str, Any]:
         scene.campaign = campaign
     posts = list(
         readable_posts(access)
-        .select_related("author", "character")
+        .select_related("author", "character", "on_behalf_of")
         .prefetch_related("chosen_recipients")
         .order_by("pk")
     )
@@ -165,11 +211,16 @@ def campaign_export(*, access: Access) -> dict[str, Any]:
     for post in posts:
         by_scene.setdefault(post.scene_id, []).append(_post(post, revisions.get(post.pk, [])))
     post_ids = {p.pk for p in posts}
+    people = _people(access)
+    accounts = _accounts(access, people, posts, [r for rs in revisions.values() for r in rs])
     archive: dict[str, Any] = {
         "format": FORMAT,
         "exported_at": timezone.now().isoformat(),
         "exported_by": access.user.username,
-        "reader": {"username": access.user.username, "standing": str(access.standing)},
+        "reader": {"username": access.user.username, "id": access.user.pk, "standing": str(access.standing)},
+        # Every account the archive names, by its id here: a username given to
+        # someone else since is not the same person (``_linked_users``).
+        "accounts": accounts,
         "campaign": {
             "slug": campaign.slug,
             "title": campaign.title,
@@ -180,8 +231,11 @@ def campaign_export(*, access: Access) -> dict[str, Any]:
             "status": campaign.status,
             "rules_options": campaign.rules_options,
             "created_at": _time(campaign.created_at),
+            # A copy of someone else's campaign stays one, whoever exports it.
+            "read_only": campaign.read_only,
         },
-        "members": _people(access),
+        # Public name and role, never an e-mail address or a feed token.
+        "members": [{"username": u.username, "public_name": u.public_name, "role": role} for u, role in people],
         "scenes": [
             {
                 "id": s.pk,
@@ -230,9 +284,13 @@ def archive_read(raw: bytes) -> dict[str, Any]:
             [_("El archivo ocupa más de %(mb)s MB: es demasiado grande para importarlo.") % {"mb": MAX_BYTES // 2**20}]
         )
     try:
-        data = json.loads(raw.decode("utf-8"), parse_constant=_no_constant)
+        data = json.loads(raw.decode("utf-8"), parse_constant=_no_constant, parse_float=_finite)
     except RecursionError:
         raise ArchiveError([_too_deep()]) from None
+    except _NotFinite:
+        raise ArchiveError(
+            [_("El archivo no es JSON válido: tiene un número infinito o que no es un número (NaN, 1e400…).")]
+        ) from None
     except (UnicodeDecodeError, ValueError):
         raise ArchiveError([_("El archivo no es JSON: no es una partida exportada desde este sitio.")]) from None
     problems = archive_problems(data)
@@ -241,9 +299,22 @@ def archive_read(raw: bytes) -> dict[str, Any]:
     return data
 
 
+class _NotFinite(ValueError):
+    """A number JSON cannot write back (``signed_bytes`` refuses it)."""
+
+
 def _no_constant(name: str) -> None:
     """``NaN`` and ``Infinity`` are not JSON."""
-    raise ValueError(name)
+    raise _NotFinite(name)
+
+
+def _finite(text: str) -> float:
+    """A JSON number with a fraction or exponent, refused when it overflows
+    to infinity (``1e400``)."""
+    number = float(text)
+    if not math.isfinite(number):
+        raise _NotFinite(text)
+    return number
 
 
 def _too_deep() -> str:
@@ -331,7 +402,7 @@ def _check_post(post: Any, where: str, problems: list[str]) -> None:
         problems.append(
             _("%(post)s: el motivo de ocultarlo pasa de %(n)s caracteres.") % {"post": label, "n": REASON_MAX}
         )
-    if not all(_is_text(post.get(name, ""), limit=150) for name in ("author_name", "speaker")):
+    if not all(_is_text(post.get(name) or "", limit=150) for name in ("author_name", "speaker", "on_behalf_of")):
         problems.append(_("%(post)s: el nombre de su autor no tiene el formato esperado.") % {"post": label})
     if not (_is_time(post.get("created_at")) and _is_time(post.get("edited_at"))):
         problems.append(_("%(post)s: su fecha no es válida.") % {"post": label})
@@ -429,6 +500,9 @@ def archive_problems(data: Any) -> list[str]:
     reader = data.get("reader")
     if not isinstance(reader, dict) or not all(_is_text(reader.get(k), limit=150) for k in ("username", "standing")):
         problems.append(_("El lector para quien se exportó el archivo no tiene el formato esperado."))
+    accounts = data.get("accounts", {})
+    if not isinstance(accounts, dict) or not all(type(pk) is int for pk in accounts.values()):
+        problems.append(_("Las cuentas que nombra el archivo no tienen el formato esperado."))
     if not isinstance(data.get("members", []), list) or not _is_text(data.get("origin", ""), limit=500):
         problems.append(_("Los miembros o el origen del archivo no tienen el formato esperado."))
     if not isinstance(data.get("scenes"), list):
@@ -448,37 +522,62 @@ def archive_problems(data: Any) -> list[str]:
 @dataclass(frozen=True)
 class Trust:
     """What an archive proves to the account importing it (see the module's
-    docstring). ``proven``: this site signed it, unchanged, for this account,
-    so its usernames are this site's users; ``gm``: besides, this account
-    directed the archived campaign."""
+    docstring). ``proven``: this site signed it, unchanged, for this account
+    (same username and id), so its names are the ones this site wrote;
+    ``gm``: besides, this account directed the archived campaign, and only
+    then are the other names this site's accounts; ``origin``: the site the
+    archive says made it (believed only when this site's key signed it and
+    it names this site)."""
 
     provenance: Provenance
     proven: bool = False
     gm: bool = False
+    origin: str = ""
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "kind": self.provenance.kind,
+            "fingerprint": self.provenance.fingerprint,
+            "proven": self.proven,
+            "gm": self.gm,
+            "origin": self.origin,
+        }
+
+    @classmethod
+    def from_json(cls, stored: dict[str, Any]) -> Trust:
+        provenance = Provenance(stored["kind"], stored["fingerprint"])
+        return cls(provenance, stored["proven"], stored["gm"], stored["origin"])
 
 
 def archive_trust(data: dict[str, Any], user: User) -> Trust:
-    """What the checked archive ``data`` proves to ``user``."""
+    """What the checked archive ``data`` proves to ``user``. This site's key
+    on an archive that names another site as its origin is that other
+    site's claim (a key is never shared between sites: docs/verification.md)."""
+    origin = str(data.get("origin", ""))
     seal = extensions.archive_seal()
     if seal is None:
-        return Trust(Provenance(Provenance.UNSIGNED))
+        return Trust(Provenance(Provenance.UNSIGNED), origin=origin)
     provenance = seal.provenance(signed_bytes(data), data.get("signature"))
+    if provenance.kind == Provenance.SITE and origin != settings.SITE_URL:
+        provenance = Provenance(Provenance.FOREIGN, provenance.fingerprint)
     reader = data["reader"]
-    proven = provenance.kind == Provenance.SITE and reader["username"] == user.username
-    gm = proven and reader["standing"] == "gm" and data["campaign"].get("gm") == user.username
-    return Trust(provenance, proven, gm)
+    proven = provenance.kind == Provenance.SITE and reader["username"] == user.username and reader.get("id") == user.pk
+    info = data["campaign"]
+    gm = proven and reader["standing"] == "gm" and info.get("gm") == user.username and info.get("read_only") is False
+    return Trust(provenance, proven, gm, origin)
 
 
-def trust_lines(trust: Trust, data: dict[str, Any]) -> list[str]:
+def trust_lines(trust: Trust) -> list[str]:
     """What the importer is told of ``trust``, in Spanish."""
     provenance = trust.provenance
     fingerprint = {"fingerprint": provenance.fingerprint}
     lines = {
         Provenance.SITE: _("Firmado por este sitio (clave con huella %(fingerprint)s) y sin cambios.") % fingerprint,
         Provenance.FOREIGN: _(
-            "Firmado por otro sitio, «%(origin)s», con una clave que este sitio no conoce (huella %(fingerprint)s)."
+            "Firmado por un sitio que dice ser «%(origin)s», con una clave que no es la de este sitio para sus "
+            "archivos (huella %(fingerprint)s)."
         )
-        % {"origin": str(data.get("origin", "?")), **fingerprint},
+        % {"origin": plain_name(trust.origin) or "?", **fingerprint},
         Provenance.ALTERED: _("La firma no corresponde: el archivo fue modificado después de exportarlo."),
         Provenance.UNSIGNED: _("El archivo no lleva la firma de ningún sitio."),
     }
@@ -494,6 +593,15 @@ def trust_lines(trust: Trust, data: dict[str, Any]) -> list[str]:
             )
             % {"mark": ARCHIVED_NAME}
         )
+    elif not trust.gm:
+        found.append(
+            _(
+                "Solo tu cuenta queda enlazada: el resto de autores, editores, destinatarios y dueños de fichas "
+                "se muestran con su nombre archivado y la marca «%(mark)s», y sus mensajes quedan a tu nombre, "
+                "como PNJ."
+            )
+            % {"mark": VERIFIED_NAME}
+        )
     if trust.gm:
         found.append(_("Dirigías la partida archivada: la vuelves a crear para seguir jugando."))
     else:
@@ -506,24 +614,53 @@ def trust_lines(trust: Trust, data: dict[str, Any]) -> list[str]:
     return found
 
 
-def archive_summary(data: dict[str, Any]) -> list[tuple[str, int]]:
-    """What the checked archive holds, counted for the importer to see
-    before choosing: ``[(label, count)]``."""
+SUMMARY = {
+    "scenes": gettext_lazy("Escenas"),
+    "split_scenes": gettext_lazy("Escenas solo para algunos miembros"),
+    "public_posts": gettext_lazy("Mensajes para todos"),
+    "gm_posts": gettext_lazy("Mensajes solo para la dirección"),
+    "chosen_posts": gettext_lazy("Mensajes a miembros elegidos"),
+    "hidden_posts": gettext_lazy("Mensajes ocultos"),
+    "members": gettext_lazy("Miembros"),
+    "sheets": gettext_lazy("Fichas"),
+    "rolls": gettext_lazy("Tiradas"),
+}
+
+
+def archive_counts(data: dict[str, Any]) -> dict[str, int]:
+    """What the checked archive holds, counted (``SUMMARY`` names each)."""
     posts = [p for s in data["scenes"] for p in s["posts"]]
     recipients = [p["recipients"] for p in posts]
-    counts = [
-        (_("Escenas"), len(data["scenes"])),
-        (_("Escenas solo para algunos miembros"), sum(1 for s in data["scenes"] if not s.get("everyone", True))),
-        (_("Mensajes para todos"), recipients.count(Post.Recipients.ALL)),
-        (_("Mensajes solo para la dirección"), recipients.count(Post.Recipients.GM)),
-        (_("Mensajes a miembros elegidos"), recipients.count(Post.Recipients.CHOSEN)),
-        (_("Mensajes ocultos"), sum(1 for p in posts if p.get("hidden"))),
-        (_("Miembros"), len(data.get("members", []))),
-    ]
-    for key, label in (("sheets", _("Fichas")), ("rolls", _("Tiradas"))):
+    counts = {
+        "scenes": len(data["scenes"]),
+        "split_scenes": sum(1 for s in data["scenes"] if not s.get("everyone", True)),
+        "public_posts": recipients.count(Post.Recipients.ALL),
+        "gm_posts": recipients.count(Post.Recipients.GM),
+        "chosen_posts": recipients.count(Post.Recipients.CHOSEN),
+        "hidden_posts": sum(1 for p in posts if p.get("hidden")),
+        "members": len(data.get("members", [])),
+    }
+    for key in ("sheets", "rolls"):
         if isinstance(data.get(key), list):
-            counts.append((label, len(data[key])))
+            counts[key] = len(data[key])
     return counts
+
+
+def archive_summary(counts: dict[str, int]) -> list[tuple[str, int]]:
+    """``archive_counts`` for the importer to read before choosing: ``[(label, count)]``."""
+    return [(str(SUMMARY[key]), count) for key, count in counts.items()]
+
+
+def archive_review(data: dict[str, Any], user: User) -> dict[str, Any]:
+    """What the review page shows of the checked archive ``data`` to ``user``,
+    JSON-ready, read once at upload (``ArchiveUpload.review``)."""
+    info = data["campaign"]
+    return {
+        "campaign": {"title": info["title"], "system": info["system"], "visibility": info["visibility"]},
+        "counts": archive_counts(data),
+        "trust": archive_trust(data, user).as_json(),
+        "foreign_keys": [list(pair) for pair in archive_foreign_keys(data)],
+    }
 
 
 def archive_foreign_keys(data: dict[str, Any]) -> list[tuple[str, str]]:
@@ -534,6 +671,23 @@ def archive_foreign_keys(data: dict[str, Any]) -> list[tuple[str, str]]:
         if part.key in data:
             found += [key for key in part.foreign_keys(data[part.key]) if key not in found]
     return found
+
+
+# --- an upload, kept for its review -----------------------------------------------------
+
+
+def upload_cutoff() -> datetime:
+    """Uploads made before this moment are gone (``ArchiveUpload.UPLOAD_LIFETIME``)."""
+    return timezone.now() - ArchiveUpload.UPLOAD_LIFETIME
+
+
+@transaction.atomic
+def upload_keep(owner: User, raw: bytes, data: dict[str, Any]) -> ArchiveUpload:
+    """Keep ``raw`` (read as the checked archive ``data``) for ``owner`` to
+    review, with what the review shows read once (``archive_review``);
+    ``owner``'s earlier uploads and everyone's expired ones are deleted."""
+    ArchiveUpload.objects.filter(Q(owner=owner) | Q(created_at__lt=upload_cutoff())).delete()
+    return ArchiveUpload.objects.create(owner=owner, raw=raw, review=archive_review(data, owner))
 
 
 # --- import -----------------------------------------------------------------------------
@@ -559,9 +713,10 @@ class Imported:
     trusted_keys: set[str] = field(default_factory=set)
 
     def archived_name(self, name: str, *, limit: int = NPC_NAME_MAX) -> str:
-        """``name`` as an archived, unverified name, remembered for the notes."""
-        self.archived.add(" ".join(name.split()))
-        return archived_name(name, limit=limit)
+        """``name`` as an archived name (verified by this site's signature
+        when the archive is proven), remembered for the notes."""
+        self.archived.add(plain_name(name))
+        return archived_name(name, limit=limit, mark=VERIFIED_NAME if self.trust.proven else ARCHIVED_NAME)
 
     def public_name(self, username: str) -> str:
         """The name the archive gives ``username`` (its members' list)."""
@@ -589,43 +744,51 @@ def _usernames(data: dict[str, Any]) -> set[str]:
             names.add(post["author"])
             names.update(post.get("chosen_recipients", []))
             names.update(r["editor"] for r in post.get("revisions", []))
+            names.add(post.get("on_behalf_of"))
     return {n for n in names if isinstance(n, str)}
 
 
-def _speaker(imported: Imported, item: dict[str, Any]) -> tuple[User, str, str, Any]:
-    """Who the post is by here: ``(author, voice, NPC name, character)``."""
-    if not imported.trust.proven:
-        # Nothing proves who wrote it: its speaker's archived name, never an account.
-        name = str(item.get("speaker") or item.get("author_name") or item["author"])
-        return imported.campaign.gm, Post.Voice.NPC, imported.archived_name(name), None
+def _speaker(imported: Imported, item: dict[str, Any]) -> tuple[User, str, str, Any, User | None]:
+    """Who the post is by here: ``(author, voice, NPC name, character,
+    written for)``. Only a linked account (``imported.users``) is anyone's."""
     author = imported.users.get(item["author"])
+    name = str(item.get("speaker") or item.get("author_name") or item["author"])
+    behalf = item.get("on_behalf_of")
+    written_for = imported.users.get(behalf) if behalf else None
+    if (author is None and not imported.trust.gm) or (behalf and written_for is None):
+        # Nothing links its author (or the owner it was written for) to an
+        # account here: its speaker's archived name, never an account.
+        if behalf:
+            name = _("%(speaker)s, en nombre de %(owner)s") % {"speaker": name, "owner": imported.public_name(behalf)}
+        return imported.campaign.gm, Post.Voice.NPC, imported.archived_name(name), None, None
     voice, npc_name, character = item["voice"], str(item.get("npc_name", "")), None
     if voice == Post.Voice.CHARACTER:
         character = imported.characters.get(item.get("character"))
         if character is None:
             # The sheet did not come with the archive: the post keeps its
             # speaker's name as an NPC's.
-            voice = Post.Voice.NPC
-            npc_name = str(item.get("speaker") or item.get("author_name") or item["author"])[:NPC_NAME_MAX]
+            voice, npc_name, written_for = Post.Voice.NPC, name[:NPC_NAME_MAX], None
     if author is None:
-        # The author has no account here: the GM keeps the post, under the
-        # author's archived name, marked as a former member's.
+        # The proven GM's archive names an author with no account here: the
+        # GM keeps the post, under the author's archived name, marked as a
+        # former member's.
         imported.former.add(item["author"])
         name = str(item.get("author_name") or item["author"])
         if voice != Post.Voice.NPC:
-            npc_name = f"{name} ({FORMER_MEMBER})"[:NPC_NAME_MAX]
-        voice, character, author = Post.Voice.NPC, None, imported.campaign.gm
-    return author, voice, npc_name, character
+            npc_name = f"{plain_name(name)} ({FORMER_MEMBER})"[:NPC_NAME_MAX]
+        voice, character, author, written_for = Post.Voice.NPC, None, imported.campaign.gm, None
+    return author, voice, npc_name, character, written_for
 
 
 def _note(imported: Imported, item: dict[str, Any]) -> str:
     """The post's game note; chosen recipients nobody can link to an account
     here are named in it, as archived names."""
     note = str(item.get("note", ""))
-    if imported.trust.proven or item["recipients"] != Post.Recipients.CHOSEN:
+    unlinked = [n for n in item.get("chosen_recipients", []) if n not in imported.users]
+    if item["recipients"] != Post.Recipients.CHOSEN or not unlinked:
         return note
-    names = [imported.archived_name(imported.public_name(n), limit=200) for n in item.get("chosen_recipients", [])]
-    line = _("Para: %(names)s") % {"names": ", ".join(names) or "—"}
+    names = [imported.archived_name(imported.public_name(n), limit=200) for n in unlinked]
+    line = _("Para: %(names)s") % {"names": ", ".join(names)}
     note = "\n\n".join(filter(None, [line, note]))
     if len(note) > NOTE_MAX:
         imported.notes.append(
@@ -660,13 +823,14 @@ def _import_revisions(imported: Imported, post: Post, item: dict[str, Any]) -> N
 
 
 def _import_post(imported: Imported, scene: Scene, item: dict[str, Any]) -> Post:
-    author, voice, npc_name, character = _speaker(imported, item)
+    author, voice, npc_name, character, written_for = _speaker(imported, item)
     note = _note(imported, item)
     post = Post(
         scene=scene,
         author=author,
         voice=voice,
         character=character,
+        on_behalf_of=written_for,
         npc_name=npc_name if voice == Post.Voice.NPC else "",
         body=item["body"],
         body_html=render_markdown(item["body"]),
@@ -679,7 +843,7 @@ def _import_post(imported: Imported, scene: Scene, item: dict[str, Any]) -> Post
     post.full_clean(validate_constraints=False)
     post.save()
     if post.recipients == Post.Recipients.CHOSEN:
-        # Only proven recipients are linked (``imported.users`` is empty otherwise).
+        # Only linked recipients (``imported.users``); the others are named in the note.
         post.chosen_recipients.set(
             [imported.users[n] for n in item.get("chosen_recipients", []) if n in imported.users]
         )
@@ -768,26 +932,40 @@ def _import_scene(imported: Imported, item: dict[str, Any], offgame: Scene) -> S
     return scene
 
 
-def _import_notes(imported: Imported, data: dict[str, Any]) -> None:
+def _import_notes(imported: Imported) -> None:
     if imported.former:
         imported.notes.append(
             _(
                 "Estos autores no tienen cuenta aquí: sus mensajes quedan a tu nombre, como PNJ con su nombre y "
                 "la marca «%(mark)s»: %(names)s."
             )
-            % {"mark": FORMER_MEMBER, "names": ", ".join(sorted(imported.former))}
+            % {"mark": FORMER_MEMBER, "names": names_list(imported.former)}
         )
-    imported.notes += trust_lines(imported.trust, data)
+    imported.notes += trust_lines(imported.trust)
     if imported.archived:
-        imported.notes.append(
-            _("Nombres archivados, sin verificar: %(names)s.") % {"names": ", ".join(sorted(imported.archived))}
-        )
-    others = sorted(n for n in imported.users if n != imported.campaign.gm.username)
+        imported.notes.append(_("Nombres archivados: %(names)s.") % {"names": names_list(imported.archived)})
+    others = [n for n in imported.users if n != imported.campaign.gm.username]
     if others and imported.trust.gm:
         imported.notes.append(
             _("Nadie entra en la partida sin invitación: invita a quien deba jugar (%(names)s).")
-            % {"names": ", ".join(others)}
+            % {"names": names_list(others)}
         )
+
+
+def _linked_users(data: dict[str, Any], gm: User, trust: Trust) -> dict[str, User]:
+    """The archive's usernames that are this site's accounts: none when
+    nothing proves the archive; only the importer in a copy of someone
+    else's campaign; for the proven GM, every account whose username and id
+    (``accounts``) both match (a username given to someone since is not the
+    same person)."""
+    if not trust.proven:
+        return {}
+    if not trust.gm:
+        return {gm.username: gm}
+    accounts = data.get("accounts", {})
+    return {
+        u.username: u for u in User.objects.filter(username__in=_usernames(data)) if accounts.get(u.username) == u.pk
+    }
 
 
 def _members_names(data: dict[str, Any]) -> dict[str, str]:
@@ -825,15 +1003,19 @@ def campaign_import(*, data: dict[str, Any], gm: User, visibility: str | None = 
             read_only=not trust.gm,
         )
         imported = Imported(campaign, trust, names=_members_names(data))
-        imported.trusted_keys = {key for key, _fingerprint in archive_foreign_keys(data)} & set(trusted_keys)
-        if trust.proven:
-            imported.users = {u.username: u for u in User.objects.filter(username__in=_usernames(data))}
+        if trust.gm:
+            # Only the proven GM speaks for the new campaign's trust in a key.
+            imported.trusted_keys = {key for key, _fingerprint in archive_foreign_keys(data)} & set(trusted_keys)
+        imported.users = _linked_users(data, gm, trust)
         _import_content(imported, data)
     except ValidationError as exc:
         raise ArchiveError(exc.messages) from None
     if not trust.gm:
+        # Someone else's campaign: a copy to read, that nothing may write (``permissions.writable``).
         Scene.objects.filter(campaign=campaign).update(status=Scene.Status.ARCHIVED)
-    _import_notes(imported, data)
+        Campaign.objects.filter(pk=campaign.pk).update(read_only=True)
+        campaign.read_only = True
+    _import_notes(imported)
     return imported
 
 

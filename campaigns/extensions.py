@@ -176,6 +176,22 @@ def provide_archive_part(part: ArchivePart) -> None:
         _archive_parts.append(part)
 
 
+def options_part(system: str, problems: Callable[[dict[str, Any]], list[str]]) -> ArchivePart:
+    """The part that holds an archived campaign's rules options to what the
+    game's options page lets a GM choose: ``problems(options)`` gets the
+    stored ``rules_options`` (a dict; the forum refuses anything else) and
+    says in Spanish what is wrong, before anything is written. The options
+    travel in the forum's own ``campaign`` block: the part only checks them."""
+
+    def check(info: Any) -> list[str]:
+        stored = info.get("rules_options", {}) if isinstance(info, dict) else None
+        return problems(stored) if isinstance(stored, dict) else []
+
+    return ArchivePart(
+        key="campaign", export=lambda access, posts: None, load=lambda *args: None, check=check, system=system
+    )
+
+
 def archive_parts(system: str) -> list[ArchivePart]:
     """The parts of the archive of a campaign of ``system``."""
     return [part for part in _archive_parts if part.system in ("", system)]

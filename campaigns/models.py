@@ -110,6 +110,10 @@ class Campaign(models.Model):
     # What the campaign's game keeps between sessions, in its own keys (HITOS:
     # the GM's pool of drama points); written under this row's lock.
     game_state = models.JSONField(_("estado del juego"), default=dict, blank=True)
+    # A private copy of someone else's campaign, made from an archive by a
+    # member who did not direct it (``campaigns.archive``): nothing in it
+    # may be written, whoever asks (``permissions.writable``).
+    read_only = models.BooleanField(_("copia de solo lectura"), default=False, editable=False)
     created_at = models.DateTimeField(_("creada"), auto_now_add=True)
     # Secret behind the GM's private Atom feed (the GM has no membership, so no
     # ``Membership.feed_token``): the feed's address is derived from it and the
@@ -404,6 +408,11 @@ class Post(models.Model):
     on_behalf_of = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
+    # The rolls an imported archive ties to this post, as the archive's rolls
+    # part judged them (``rolls.archive``): ``[{"standing", "fingerprint",
+    # "purpose", "dice", "permalink", "by"}]``, shown by the post's template
+    # apart from the note, which is the archive's user text.
+    archived_rolls = models.JSONField(default=list, blank=True, editable=False)
     created_at = models.DateTimeField(auto_now_add=True)
     edited_at = models.DateTimeField(null=True, blank=True)
     edited_by = models.ForeignKey(
@@ -723,10 +732,19 @@ class Nudge(models.Model):
 class ArchiveUpload(models.Model):
     """A campaign archive uploaded to be imported, kept while its importer
     reads what it holds and chooses how to import it (``campaigns.archive_views``);
-    deleted once imported, and replaced by the importer's next upload."""
+    replaced by the importer's next upload, and gone a day after it was made
+    (``UPLOAD_LIFETIME``: any next upload deletes the expired ones)."""
+
+    UPLOAD_LIFETIME = timedelta(hours=24)
 
     owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
     raw = models.BinaryField()
+    # What the review page shows, read once when the file was uploaded
+    # (``campaigns.archive.archive_review``): the page never parses ``raw``.
+    review = models.JSONField(default=dict)
+    # The campaign made from it, once imported (``raw`` is then emptied): a
+    # second import of the same review goes there instead.
+    campaign = models.ForeignKey("Campaign", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

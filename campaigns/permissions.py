@@ -62,18 +62,30 @@ def campaign_access(user, campaign: Campaign) -> Access:
     return Access(user, campaign, standing, membership)
 
 
+def writable(access: Access) -> bool:
+    """The campaign takes writes at all: not a read-only copy made from an
+    archive (``Campaign.read_only``). Every predicate of a write asks it, and
+    ``campaigns.access.campaign_for`` refuses any other method than reading
+    on such a copy."""
+    return not access.campaign.read_only
+
+
 def can_view_campaign(access: Access) -> bool:
     return access.is_member or access.campaign.visibility == Visibility.PUBLIC
 
 
 def can_apply(access: Access) -> bool:
-    return access.standing == Standing.OUTSIDER and access.campaign.status == CampaignStatus.RECRUITING
+    return (
+        writable(access)
+        and access.standing == Standing.OUTSIDER
+        and access.campaign.status == CampaignStatus.RECRUITING
+    )
 
 
 def can_join_by_invitation(access: Access) -> bool:
     """A signed-in user who is not in the campaign may follow an invitation
     link into it (``was_removed`` says who the link cannot bring back)."""
-    return access.standing == Standing.OUTSIDER
+    return writable(access) and access.standing == Standing.OUTSIDER
 
 
 def was_removed(access: Access) -> bool:
@@ -89,11 +101,11 @@ def was_removed(access: Access) -> bool:
 
 def can_manage(access: Access) -> bool:
     """Scenes, members, invitations, moderation, campaign options."""
-    return access.is_gm
+    return writable(access) and access.is_gm
 
 
 def can_hand_over(access: Access) -> bool:
-    return access.is_owner
+    return writable(access) and access.is_owner
 
 
 def can_leave(access: Access) -> bool:
@@ -150,7 +162,7 @@ def readable_posts(access: Access):
 
 def can_post_in_scene(access: Access, scene: Scene) -> bool:
     """Players write in open scenes; the GM also in locked ones; nobody in archived ones."""
-    if scene.status == Scene.Status.ARCHIVED:
+    if scene.status == Scene.Status.ARCHIVED or not writable(access):
         return False
     if access.is_gm:
         return True
@@ -158,7 +170,7 @@ def can_post_in_scene(access: Access, scene: Scene) -> bool:
 
 
 def can_write_as_npc(access: Access) -> bool:
-    return access.is_gm
+    return writable(access) and access.is_gm
 
 
 def can_write_as_character(access: Access, character) -> bool:
@@ -170,7 +182,7 @@ def can_write_as_character(access: Access, character) -> bool:
 def can_play(access: Access) -> bool:
     """Takes part at the table: rolls and answers the game's moves (the GM,
     co-GMs and players; never readers or outsiders)."""
-    return access.is_gm or access.is_player
+    return writable(access) and (access.is_gm or access.is_player)
 
 
 def can_edit_post(access: Access, post: Post) -> bool:
@@ -178,7 +190,9 @@ def can_edit_post(access: Access, post: Post) -> bool:
     is not archived. A post written for an absent owner (``on_behalf_of``)
     puts words in a character's mouth that are not its author's: only the
     direction edits it (its author's takeover may have ended, and the owner
-    did not write it)."""
+    did not write it). Nobody edits a read-only copy."""
+    if not writable(access):
+        return False
     if access.is_gm:
         return True
     # ``post`` may also be a page's summary of a post (``table.post_list.PostFacts``).
@@ -196,11 +210,11 @@ def can_see_revisions(access: Access, post: Post) -> bool:
 
 
 def can_hide_post(access: Access) -> bool:
-    return access.is_gm
+    return writable(access) and access.is_gm
 
 
 def can_report_post(access: Access, post: Post) -> bool:
-    return access.is_member and not access.is_gm and post.author_id != access.user.pk
+    return writable(access) and access.is_member and not access.is_gm and post.author_id != access.user.pk
 
 
 def can_search(access: Access) -> bool:

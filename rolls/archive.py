@@ -8,12 +8,16 @@ however many rolls.
 
 Import: a roll cannot be signed again by another log, so an imported roll is
 never a live one: each bundle is verified against the key it names, and its
-post in the new campaign says so in its game note, with the original
-permalink the archive's bundle answers to. It is called verifiable only when
-that key is this site's log key («tirada archivada, verificable») or one the
-importer chose to trust, named by its fingerprint; any other key is only
-named («firmada con una clave ajena», with its fingerprint): anyone can make
-a key and sign whatever they like with it.
+post in the new campaign keeps it as structured data (``Post.archived_rolls``,
+shown by ``campaigns/_archived_rolls.html`` apart from the post's note, which
+is the archive's user text), with the original permalink the archive's bundle
+answers to. It is called verifiable only when that key is this site's log key
+and the archive is proven («tirada archivada, verificable»), or the key is one
+the proven GM chose to trust, named by its fingerprint; this site's roll in an
+archive nothing proves is this site's, by the account its signed entry names,
+but its tie to the post is not verified; any other key is only named
+(«firmada con una clave ajena», with its fingerprint): anyone can make a key
+and sign whatever they like with it.
 
 The seal (``ARCHIVE_SEAL``): the archive itself is signed with the site's key,
 ``Ed25519.sign(SEAL_DOMAIN + SHA-256(SEAL_DOMAIN + body))`` over the
@@ -32,19 +36,17 @@ from typing import Any
 from cryptography.exceptions import InvalidSignature
 from django.conf import settings
 from django.utils.translation import gettext as _
-from django.utils.translation import gettext_lazy
 
+from accounts.models import User
 from campaigns.extensions import ArchivePart, ArchiveSeal, Provenance
-from campaigns.markup import render_markdown
 from campaigns.models import Post
 from campaigns.permissions import Access
 from rolls import rollog, verify_roll
-from rolls.models import CampaignLog, RollEntry
+from rolls.models import RollEntry, intact_head
 from rolls.permissions import readable_rolls
 from rolls.views import key_fingerprint
 
 KEY = "rolls"
-ARCHIVED = gettext_lazy("Tirada archivada, verificable")
 SEAL_DOMAIN = b"hitos/campaign-export/v1\n"
 SEAL_FORMAT = "hitos-campaign-export-signature/1"
 
@@ -55,7 +57,7 @@ def _bundles(entries: list[RollEntry], campaign) -> dict[int, dict[str, Any]]:
     if not entries:
         return {}
     keys = settings.ROLLOG_KEYS
-    head = CampaignLog.objects.get(campaign=campaign)
+    head = intact_head(campaign)  # LogHeadMismatch: the page that explains, not bundles of a bad head
     head_entry = RollEntry.objects.get(campaign=campaign, seq=head.seq)
     epochs = {
         e.epoch: e
@@ -144,17 +146,15 @@ def rolls_foreign_keys(data: list[dict[str, Any]]) -> list[tuple[str, str]]:
     return [(key, key_fingerprint(key)) for key in keys]
 
 
-def _standing(key: str, trusted) -> str:
-    """What an archived roll may be called, by the key that signed it."""
+def _standing(key: str, trusted, proven: bool) -> str:
+    """What an archived roll may be called, by the key that signed it and
+    what proves the post it is tied to (``Post.archived_rolls``): ``site``
+    (this site's roll, in an archive this site proves), ``site_unbound``
+    (this site's roll, tied by an archive nothing proves to a post that may
+    be forged), ``trusted`` (a key the GM trusts) or ``foreign``."""
     if key == settings.ROLLOG_KEYS.public_key_hex:
-        return str(ARCHIVED)
-    if key in trusted:
-        return _("Tirada archivada, verificable con una clave de confianza (huella %(fingerprint)s)") % {
-            "fingerprint": key_fingerprint(key)
-        }
-    return _("Tirada archivada, firmada con una clave ajena (huella %(fingerprint)s)") % {
-        "fingerprint": key_fingerprint(key)
-    }
+        return "site" if proven else "site_unbound"
+    return "trusted" if key in trusted else "foreign"
 
 
 def _what_it_says(bundle: dict[str, Any]) -> dict[str, Any]:
@@ -165,11 +165,38 @@ def _what_it_says(bundle: dict[str, Any]) -> dict[str, Any]:
     return bundle.get("entry") or {}
 
 
+def _rollers(items: list[dict[str, Any]]) -> dict[str, str]:
+    """The public names of this site's accounts that rolled ``items``, by the
+    signed entry's own pseudonymous id (``u<id>``), in one query."""
+    ours = settings.ROLLOG_KEYS.public_key_hex
+    ids = {}
+    for item in items:
+        user = str(_what_it_says(item["bundle"]).get("user", ""))
+        if _key_of(item) == ours and user[:1] == "u" and user[1:].isdigit():
+            ids[user] = int(user[1:])
+    names = {pk: user.public_name for pk, user in User.objects.in_bulk(list(ids.values())).items()}
+    return {signed: names[pk] for signed, pk in ids.items() if pk in names}
+
+
+def _record(item: dict[str, Any], imported, rollers: dict[str, str]) -> dict[str, Any]:
+    content = _what_it_says(item["bundle"])
+    key = _key_of(item)
+    return {
+        "standing": _standing(key, imported.trusted_keys, imported.trust.proven),
+        "fingerprint": key_fingerprint(key),
+        "purpose": str(content.get("purpose", "")),
+        "dice": ", ".join(str(d) for d in content.get("dice", [])),
+        "permalink": str(item["permalink"]),
+        "by": rollers.get(str(content.get("user", "")), ""),
+    }
+
+
 def rolls_load(campaign, data: list[dict[str, Any]], imported) -> None:
-    """Each roll tied to an imported post is named in that post's game note
-    as an archived roll, verifiable or not as its key says (``_standing``),
-    with its original permalink; the rest (free rolls, rolls of posts left
-    out) are counted for the GM."""
+    """Each roll tied to an imported post is kept with that post as an
+    archived roll (``Post.archived_rolls``, shown by the post's template, not
+    in its note), verifiable or not as its key and the archive's proof say
+    (``_standing``), with its original permalink; the rest (free rolls, rolls
+    of posts left out) are counted for the GM."""
     by_post: dict[int, list[dict[str, Any]]] = {}
     loose = 0
     for item in data:
@@ -178,17 +205,10 @@ def rolls_load(campaign, data: list[dict[str, Any]], imported) -> None:
             loose += 1
         else:
             by_post.setdefault(post.pk, []).append(item)
+    rollers = _rollers([item for items in by_post.values() for item in items])
     for post in Post.objects.filter(pk__in=by_post):
-        lines = []
-        for item in by_post[post.pk]:
-            content = _what_it_says(item["bundle"])
-            purpose = str(content.get("purpose", "")) or _("tirada")
-            dice = ", ".join(str(d) for d in content.get("dice", []))
-            standing = _standing(_key_of(item), imported.trusted_keys)
-            lines.append(f"- {standing}: {purpose} ({dice}) · `{item['permalink']}`")
-        post.note = "\n\n".join(filter(None, [post.note, "\n".join(lines)]))
-        post.note_html = render_markdown(post.note)
-        post.save(update_fields=["note", "note_html"])
+        post.archived_rolls = [_record(item, imported, rollers) for item in by_post[post.pk]]
+        post.save(update_fields=["archived_rolls"])
     kept = len(data) - loose
     if data:
         imported.notes.append(

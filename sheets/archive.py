@@ -26,6 +26,7 @@ from typing import Any
 from django.core.exceptions import ValidationError
 from django.utils.translation import gettext as _
 
+from campaigns.archive import names_list
 from campaigns.extensions import ArchivePart
 from campaigns.permissions import Access
 from sheets.models import Character
@@ -121,6 +122,7 @@ class SheetsArchive:
 
     def load(self, campaign, data: list[dict[str, Any]], imported) -> None:
         gm = campaign.gm
+        kept: list[str] = []
         for item in data:
             sheet = item["sheet"]
             npc, sheet_form, formsets = self._forms(sheet)
@@ -131,10 +133,7 @@ class SheetsArchive:
             if not npc and owner == gm and item.get("owner") != gm.username:
                 # Nothing links the sheet to its archived owner's account here.
                 name = imported.archived_name(str(item.get("owner_name") or item.get("owner")), limit=200)
-                imported.notes.append(
-                    _("Ficha «%(sheet)s»: era de %(name)s; queda a tu nombre.")
-                    % {"sheet": str(sheet.get("name", "?")), "name": name}
-                )
+                kept.append(_("«%(sheet)s», de %(name)s") % {"sheet": str(sheet.get("name", "?")), "name": name})
             character = self.sheet_create(
                 campaign=campaign,
                 owner=owner,
@@ -149,6 +148,8 @@ class SheetsArchive:
                 Character.objects.filter(pk=character.pk).update(status=Character.Status.APPROVED)
                 character.status = Character.Status.APPROVED
             imported.characters[item["id"]] = character
+        if kept:
+            imported.notes.append(_("Fichas que quedan a tu nombre: %(sheets)s.") % {"sheets": names_list(kept)})
 
     def part(self) -> ArchivePart:
         """The ``sheets`` part of the archive of this system's campaigns."""

@@ -6,7 +6,7 @@ it" into 404 and "may see it but not do this" into 403.
 
 from __future__ import annotations
 
-from campaigns.permissions import Access, can_view_campaign
+from campaigns.permissions import Access, can_view_campaign, writable
 from sheets.models import CampaignSheetOptions, Character
 
 
@@ -57,25 +57,27 @@ def can_see_gm_notes(access: Access) -> bool:
 
 
 def can_create_sheet(access: Access) -> bool:
-    return access.is_player or access.is_gm
+    return writable(access) and (access.is_player or access.is_gm)
 
 
 def can_edit_sheet(access: Access, character: Character) -> bool:
     """Until approval the owner edits; afterwards (and while it waits for the
     review) only the GM, except the notes (``can_edit_notes``)."""
+    if not writable(access):
+        return False
     return access.is_gm or (is_owner(access, character) and character.is_editable_by_owner)
 
 
 def can_edit_notes(access: Access, character: Character) -> bool:
-    return can_see_private(access, character)
+    return writable(access) and can_see_private(access, character)
 
 
 def can_submit(access: Access, character: Character) -> bool:
-    return is_owner(access, character) and character.is_editable_by_owner
+    return writable(access) and is_owner(access, character) and character.is_editable_by_owner
 
 
 def can_review(access: Access) -> bool:
-    return access.is_gm
+    return writable(access) and access.is_gm
 
 
 def can_manage_sheets(access: Access) -> bool:

@@ -24,10 +24,12 @@ class AventurasConfig(AppConfig):
         kinds.register(kinds.SheetKind(self.system_key, PAGES, events=tuple(AventurasEvent.choices)))
 
         from campaigns import extensions
-        from systems.aventuras.archive import SHEETS_PART
+        from systems.aventuras.archive import OPTIONS_PART, SHEETS_PART
 
         # The campaign archive: this game's sheets.
         extensions.provide_archive_part(SHEETS_PART)
+        # ... and the rules options an archived campaign brings are checked as the options page would.
+        extensions.provide_archive_part(OPTIONS_PART)
 
         from systems.aventuras.heroes import dashboard as heroes_dashboard
 

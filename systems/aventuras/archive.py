@@ -3,12 +3,19 @@ the ``sheets`` part of a Hora de Aventuras campaign (``sheets.archive``),
 registered in ``apps.py``. An archived sheet is read back through the sheet
 form and its formsets exactly as an uploaded sheet file is
 (``views.import_forms``).
+
+A Hora de Aventuras campaign has no rules options page: an archived campaign
+brings none (``OPTIONS_PART``).
 """
 
 from __future__ import annotations
 
+from typing import Any
+
+from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
+from campaigns.extensions import options_part
 from sheets.archive import SheetsArchive, sheet_problem
 from systems.aventuras.apps import AventurasConfig
 from systems.aventuras.sheet import services
@@ -28,3 +35,13 @@ SHEETS_PART = SheetsArchive(
     prefetch_related=("aventuras__feats", "aventuras__tools", "aventuras__states"),
     filters={"aventuras__isnull": False},
 ).part()
+
+
+def _options_problems(stored: dict[str, Any]) -> list[str]:
+    """Nothing: this game has no options for a GM to choose."""
+    if stored:
+        return [_("Las opciones de reglas de la partida no son las que permite su página de opciones.")]
+    return []
+
+
+OPTIONS_PART = options_part(AventurasConfig.system_key, _options_problems)

@@ -18,7 +18,7 @@ from django.core.exceptions import ValidationError
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
-from campaigns.extensions import ArchivePart
+from campaigns.extensions import options_part
 from rules.hitos_options import HitosOptions
 from sheets.archive import SheetsArchive
 from systems.hitos.apps import HitosConfig
@@ -68,12 +68,9 @@ SHEETS_PART = SheetsArchive(
 ).part()
 
 
-def _options_problems(info: Any) -> list[str]:
+def _options_problems(stored: dict[str, Any]) -> list[str]:
     """The archived campaign's rules options (``campaign.rules_options``), as
     the rules engine and the options form take them."""
-    stored = info.get("rules_options") if isinstance(info, dict) else None
-    if not isinstance(stored, dict):
-        return []  # missing (the defaults) or not an object (the forum says so)
     hours = CampaignOptionsForm.base_fields["activation_deadline_hours"]
     try:
         HitosOptions.from_dict({k: v for k, v in stored.items() if k not in TABLE_DEFAULTS})
@@ -87,11 +84,4 @@ def _options_problems(info: Any) -> list[str]:
     return []
 
 
-# The options travel in the forum's own ``campaign`` block: this part only checks them.
-OPTIONS_PART = ArchivePart(
-    key="campaign",
-    export=lambda access, posts: None,
-    load=lambda campaign, data, imported: None,
-    check=_options_problems,
-    system=HitosConfig.system_key,
-)
+OPTIONS_PART = options_part(HitosConfig.system_key, _options_problems)

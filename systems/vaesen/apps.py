@@ -21,13 +21,15 @@ class VaesenConfig(AppConfig):
         kinds.register(kinds.SheetKind(self.system_key, PAGES, events=tuple(VaesenEvent.choices)))
 
         from campaigns import extensions
-        from systems.vaesen.archive import SHEETS_PART
+        from systems.vaesen.archive import OPTIONS_PART, SHEETS_PART
         from systems.vaesen.options import pages
 
         # The GM's dashboard links to the campaign's Vaesen options.
         extensions.provide("dashboard", pages.dashboard)
         # The campaign archive: this game's sheets.
         extensions.provide_archive_part(SHEETS_PART)
+        # ... and the rules options an archived campaign brings are checked as the options page would.
+        extensions.provide_archive_part(OPTIONS_PART)
 
         from campaigns import fragments
         from sheets.models import Character

@@ -41,9 +41,9 @@ from django.utils import timezone
 from playwright.sync_api import Browser, Page
 
 from accounts.models import User
-from campaigns import notify
+from campaigns import archive, notify
 from campaigns import services as campaign_services
-from campaigns.models import ArchiveUpload, Campaign, Invitation, Role
+from campaigns.models import Campaign, Invitation, Role
 from campaigns.permissions import campaign_access
 from rolls import checkpoints
 from rolls.checkpoints import publish_checkpoints
@@ -98,7 +98,7 @@ class Demo:
         # Tomorrow's clock signs today's checkpoint, so its page lists one.
         publish_checkpoints(now=timezone.now() + timedelta(days=1))
         exported = campaign_services.campaign_export(access=campaign_access(player, campaign))
-        upload = ArchiveUpload.objects.create(owner=player, raw=json.dumps(exported).encode())
+        upload = archive.upload_keep(player, json.dumps(exported).encode(), exported)
         return cls(
             campaign=campaign,
             player=player,

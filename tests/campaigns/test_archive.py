@@ -11,6 +11,7 @@ from io import StringIO
 
 import pytest
 from django.core.management import CommandError, call_command
+from django.template.loader import render_to_string
 from django.urls import reverse
 
 from accounts.models import User
@@ -87,6 +88,11 @@ def archived(db) -> Archived:
     return Archived(world, split, rolled, whispered, secret_roll, split_post)
 
 
+def archived_rolls_html(post: Post) -> str:
+    """What the post's page shows of its archived rolls."""
+    return render_to_string("campaigns/_archived_rolls.html", {"post": post})
+
+
 def _export(user: User, campaign: Campaign) -> dict:
     response = client_for(user).get(reverse("campaigns:campaign-export", args=[campaign.slug]))
     assert response.status_code == 200
@@ -114,7 +120,7 @@ def test_the_gm_archive_holds_settings_members_privacy_revisions_sheets_and_roll
     world.campaign.save(update_fields=["rules_options"])
     data = _export(world.gm, world.campaign)
     assert data["format"] == "hitos-campaign-export/2"
-    assert data["reader"] == {"username": world.gm.username, "standing": "gm"}
+    assert data["reader"] == {"username": world.gm.username, "id": world.gm.pk, "standing": "gm"}
     assert {k: data["campaign"][k] for k in ("title", "system", "visibility", "rules_options")} == {
         "title": "La mansión",
         "system": "hitos",
@@ -272,10 +278,10 @@ def test_an_archive_imported_makes_a_new_campaign_with_the_same_scenes_posts_and
     assert new.get(body="Susurro secreto").recipients == Post.Recipients.GM
     # Rolls are archived records of their posts, never new rolls.
     assert not RollEntry.objects.rolls().filter(campaign=campaign).exists()
-    assert (
-        "Tirada archivada, verificable" in rolled.note and archived.rolled.roll_entries.get().permalink in rolled.note
-    )
-    assert "Tirada archivada, verificable" in rolled.note_html
+    assert [(r["standing"], r["permalink"]) for r in rolled.archived_rolls] == [
+        ("site", archived.rolled.roll_entries.get().permalink)
+    ]
+    assert "Tirada archivada, verificable" in archived_rolls_html(rolled)
     # Nobody became a member; the GM is told whom to invite.
     assert not Membership.objects.filter(campaign=campaign).exists()
     assert any(world.ana.username in note for note in imported.notes)
@@ -309,8 +315,13 @@ def test_a_players_archive_imports_only_what_the_player_could_read(archived):
     bodies = set(Post.objects.filter(scene__campaign=imported.campaign).values_list("body", flat=True))
     assert "Susurro secreto" in bodies and "Solo Ana oye la voz." not in bodies
     # Inés's sheet was not Bruno's to read: her post is kept as an NPC's under her name.
+    # Ana's post is not linked to Ana's account in Bruno's copy (issue 29, review point 1).
     post = Post.objects.get(scene__campaign=imported.campaign, body="Salto la verja alta.")
-    assert (post.voice, post.npc_name, post.author) == (Post.Voice.NPC, "Inés Salcedo", world.ana)
+    assert (post.voice, post.npc_name, post.author) == (
+        Post.Voice.NPC,
+        "Inés Salcedo (nombre archivado, verificado por este sitio)",
+        world.bruno,
+    )
 
 
 # --- bad archives -------------------------------------------------------------------------

@@ -20,13 +20,14 @@ from campaigns.permissions import campaign_access
 from rolls.keys import RollKeys
 from rolls.views import key_fingerprint
 from systems.hitos.models import Aspect
-from tests.campaigns.test_archive import _export, _post_with_roll
+from tests.campaigns.test_archive import _export, _post_with_roll, archived_rolls_html
 from tests.conftest import World, client_for, make_world
 from tests.factories import AspectFactory, UserFactory
 
 pytestmark = pytest.mark.django_db
 
 MARK = "nombre archivado, sin verificar"
+VERIFIED = "nombre archivado, verificado por este sitio"
 IMPORT_URL = "/partidas/importar/"
 
 
@@ -118,8 +119,9 @@ def test_an_edited_export_puts_no_words_in_a_members_mouth_and_a_foreign_roll_is
     assert not whisper.chosen_recipients.exists()
     assert f"Bruno ({MARK})" in whisper.note
     # The roll of a key this site does not know is never called verifiable.
-    assert "verificable" not in confession.note
-    assert f"firmada con una clave ajena (huella {key_fingerprint(key)})" in confession.note
+    shown = archived_rolls_html(confession)
+    assert "verificable" not in shown
+    assert f"firmada con una clave ajena (huella {key_fingerprint(key)})" in shown
     # A copy that proves nothing is private and read-only, for whoever imported it.
     campaign = imported.campaign
     assert (campaign.gm, campaign.visibility, campaign.status) == (
@@ -140,7 +142,7 @@ def test_an_unchanged_export_of_this_site_maps_its_people_only_for_its_own_reade
     assert posts.get(body="Salto la verja.").author == world.ana
     assert list(posts.get(body="Solo para Bruno.").chosen_recipients.all()) == [world.bruno]
     assert again.campaign.status != CampaignStatus.FINISHED
-    assert "Tirada archivada, verificable" in posts.get(body="Salto la verja.").note
+    assert "Tirada archivada, verificable" in archived_rolls_html(posts.get(body="Salto la verja."))
     # The same file in someone else's hands proves nothing about them.
     other = archive.campaign_import(data=data, gm=world.outsider)
     posts = Post.objects.filter(scene__campaign=other.campaign)
@@ -161,7 +163,12 @@ def test_a_players_own_export_becomes_a_private_read_only_copy_for_that_player(w
     campaign = imported.campaign
     assert (campaign.gm, campaign.visibility, campaign.status) == (world.bruno, Visibility.PRIVATE, "finished")
     whisper = Post.objects.get(scene__campaign=campaign, body="Solo para Bruno.")
-    assert (whisper.author, list(whisper.chosen_recipients.all())) == (world.gm, [world.bruno])
+    # The GM's whisper is the GM's archived name in Bruno's copy, still to Bruno.
+    assert (whisper.author, whisper.npc_name, list(whisper.chosen_recipients.all())) == (
+        world.bruno,
+        f"{world.gm.public_name} ({VERIFIED})",
+        [world.bruno],
+    )
 
 
 def test_the_gm_may_not_make_a_private_campaigns_copy_public(world):
@@ -193,12 +200,13 @@ def test_a_foreign_sites_signature_is_named_by_its_fingerprint_and_proves_no_acc
     imported = archive.campaign_import(data=data, gm=other.gm, trusted_keys=[foreign])
     post = Post.objects.get(scene__campaign=imported.campaign, body="Salto la verja.")
     assert post.author == other.gm and post.npc_name == f"Inés Salcedo ({MARK})"
-    # The key the importer chose to trust: verifiable, and said whose.
-    assert f"verificable con una clave de confianza (huella {key_fingerprint(foreign)})" in post.note
-    assert any(f"«{settings.SITE_URL}»" in note and key_fingerprint(foreign) in note for note in imported.notes)
+    # Only the proven GM may trust a key (review point 6): this importer is not.
+    assert "verificable" not in archived_rolls_html(post)
+    assert any(f"que dice ser «{settings.SITE_URL}»" in n and key_fingerprint(foreign) in n for n in imported.notes)
     untrusted = archive.campaign_import(data=data, gm=other.ana)
     post = Post.objects.get(scene__campaign=untrusted.campaign, body="Salto la verja.")
-    assert f"Tirada archivada, firmada con una clave ajena (huella {key_fingerprint(foreign)})" in post.note
+    shown = archived_rolls_html(post)
+    assert f"Tirada archivada, firmada con una clave ajena (huella {key_fingerprint(foreign)})" in shown
 
 
 # --- the two pages: upload, then see what the archive holds and choose -------------------
@@ -224,7 +232,9 @@ def test_the_importer_sees_what_the_archive_holds_before_choosing_its_visibility
     response = client.post(review, {"visibility": "private"})
     campaign = Campaign.objects.exclude(pk=world.campaign.pk).get()
     assert response.status_code == 302 and response.url == campaign.get_absolute_url()
-    assert not ArchiveUpload.objects.exists()
+    # The upload now only says which campaign it made.
+    upload.refresh_from_db()
+    assert (upload.campaign, bytes(upload.raw)) == (campaign, b"")
 
 
 def test_the_review_of_an_edited_archive_says_so_and_offers_only_a_private_copy(world, settings):
@@ -324,12 +334,12 @@ def test_the_review_refuses_a_visibility_it_does_not_offer_and_keeps_the_upload(
     assert Campaign.objects.count() == 1 and ArchiveUpload.objects.count() == 1
 
 
-def test_an_upload_this_site_can_no_longer_read_sends_back_to_the_upload_page(world):
+def test_an_upload_this_site_did_not_read_at_upload_sends_back_to_the_upload_page(world):
     upload = ArchiveUpload.objects.create(owner=world.gm, raw=b'{"format": "otra-cosa"}')
     client = client_for(world.gm)
     response = client.get(reverse("campaigns:campaign-import-review", args=[upload.pk]))
     assert response.status_code == 302 and response.url == IMPORT_URL
-    assert "El archivo no es una partida exportada desde este sitio." in client.get(IMPORT_URL).content.decode()
+    assert "Vuelve a subir el archivo para ver qué contiene." in client.get(IMPORT_URL).content.decode()
     assert not ArchiveUpload.objects.exists()
 
 

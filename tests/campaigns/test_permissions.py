@@ -17,10 +17,10 @@ from django.db import transaction
 from django.test import Client
 from django.urls import URLResolver, reverse
 
+from campaigns import archive, services
 from campaigns import permissions as perms
-from campaigns import services
 from campaigns.feeds import gm_feed_path
-from campaigns.models import ArchiveUpload, Invitation, Membership, Role, Scene, Visibility
+from campaigns.models import Invitation, Membership, Role, Scene, Visibility
 from campaigns.permissions import Standing, campaign_access
 from tests.campaigns.conftest import Table, make_table
 
@@ -169,7 +169,7 @@ def _request(t: Table, name: str) -> tuple[str, dict]:
     if name == "campaign-import-review":
         # The GM's own export, uploaded: only its uploader may see what it holds.
         exported = services.campaign_export(access=campaign_access(t.gm, t.campaign))
-        upload = ArchiveUpload.objects.create(owner=t.gm, raw=json.dumps(exported).encode())
+        upload = archive.upload_keep(t.gm, json.dumps(exported).encode(), exported)
     addresses = {
         "campaign-create": (reverse("campaigns:campaign-create"), {}),
         "campaign-import": (reverse("campaigns:campaign-import"), {}),

@@ -12,10 +12,11 @@ class Command(BaseCommand):
         "Create a NEW campaign from a campaign archive (hitos-campaign-export/2, the campaign page's "
         "«Descargar partida»), directed by --gm: its scenes, posts with their histories, the sheets the "
         "archive holds, and its rolls as archived records of their posts (never new rolls; verifiable only "
-        "when signed with this site's key). An archive this site signed, unchanged, for --gm maps its authors "
-        "to users by username, and --gm re-creates as GM a campaign they directed (--visibility, never more "
-        "public than the archived one); any other archive is a private, read-only copy whose authors, editors, "
-        "recipients and sheet owners are archived names, linked to no account. Nobody is made a member."
+        "when signed with this site's key). An archive this site signed, unchanged, for --gm who directed it "
+        "maps its authors to the users of the same username and id, and --gm re-creates the campaign as GM "
+        "(--visibility, never more public than the archived one); any other archive is a private, read-only "
+        "copy whose authors, editors, recipients and sheet owners (but --gm) are archived names, linked to no "
+        "account. Nobody is made a member."
     )
 
     def add_arguments(self, parser) -> None:

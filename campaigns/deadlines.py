@@ -22,7 +22,7 @@ from zoneinfo import ZoneInfo
 from django import forms
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
-from django.db.models import DateTimeField, ExpressionWrapper, F
+from django.db.models import DateTimeField, Exists, ExpressionWrapper, F, OuterRef, Q
 from django.urls import reverse
 from django.utils import dateformat, timezone
 from django.utils.translation import gettext, ngettext
@@ -41,6 +41,7 @@ from campaigns.models import (
     Role,
     Scene,
 )
+from campaigns.permissions import Access, Standing, can_view_scene
 
 logger = logging.getLogger(__name__)
 
@@ -404,20 +405,64 @@ def _by_zone(users: list, campaign: Campaign) -> dict[ZoneInfo, list]:
     return {ZoneInfo(name): members for name, members in groups.items()}
 
 
+def _awaited(deadline: Deadline, kind) -> list:
+    """Whom ``kind`` awaits for the deadline that may still be told: active
+    accounts that direct the campaign or are active members of it (a kind
+    names a character's owner, who may have left or been removed; one query
+    more)."""
+    users = [user for user in kind.awaited(deadline) if user.is_active]
+    if not users:
+        return []
+    campaign = deadline.campaign
+    member = Membership.objects.active().filter(campaign=campaign, user=OuterRef("pk"))
+    counted = set(
+        User.objects.filter(pk__in=[user.pk for user in users])
+        .filter(Q(pk=campaign.gm_id) | Exists(member))
+        .values_list("pk", flat=True)
+    )
+    return [user for user in users if user.pk in counted]
+
+
+def _scene_openers(deadline: Deadline, users: list) -> set[int]:
+    """Of ``users`` (``_awaited``: the direction or active members), the ids
+    of those who may open the deadline's scene (``can_view_scene``; two
+    queries at most)."""
+    scene = deadline.scene
+    if scene.everyone or not users:
+        return {user.pk for user in users}
+    directors = notify.gm_ids(deadline.campaign)
+    participants = set(scene.participants.values_list("pk", flat=True))
+    return {
+        user.pk
+        for user in users
+        if can_view_scene(
+            Access(user, deadline.campaign, Standing.GM if user.pk in directors else Standing.PLAYER),
+            scene,
+            participants,
+        )
+    }
+
+
 def _tell_awaited(deadline: Deadline, kind, users: list, sentence) -> int:
-    """Notify ``users`` (kind DEADLINE) with ``sentence(zone)``, the time
-    written in each one's own zone; returns how many notices."""
+    """Notify ``users`` (kind DEADLINE) with ``sentence(zone, named)``, the
+    time written in each one's own zone and the scene named only to those who
+    may open it (``named``); returns how many notices."""
+    openers = _scene_openers(deadline, users)
     sent = 0
     for zone, members in _by_zone(users, deadline.campaign).items():
-        sent += len(
-            notify.notify_users(
-                members,
-                campaign=deadline.campaign,
-                kind=Notification.Kind.DEADLINE,
-                url=kind.url(deadline),
-                text=lambda zone=zone: sentence(zone),
+        for named in (True, False):
+            told = [user for user in members if (user.pk in openers) == named]
+            if not told:
+                continue
+            sent += len(
+                notify.notify_users(
+                    told,
+                    campaign=deadline.campaign,
+                    kind=Notification.Kind.DEADLINE,
+                    url=kind.url(deadline),
+                    text=lambda zone=zone, named=named: sentence(zone, named),
+                )
             )
-        )
     return sent
 
 
@@ -428,15 +473,19 @@ def _remind(pk: int, now: datetime) -> int:
             return 0
         deadline = Deadline.objects.select_related("campaign", "scene").get(pk=pk)
         kind = extensions.deadline_kind(deadline.kind)
-        users = [user for user in kind.awaited(deadline) if user.is_active]
+        users = _awaited(deadline, kind)
         if not users:
             Deadline.objects.filter(pk=pk).update(cancelled_at=now)
             return 0
 
-        def sentence(zone: ZoneInfo) -> str:
-            return gettext(
-                "Recuerda: tienes hasta el %(when)s para responder a %(what)s «%(scene)s» (%(campaign)s)."
-            ) % {"when": when_text(deadline.due_at, zone), **_about(deadline, kind)}
+        def sentence(zone: ZoneInfo, named: bool) -> str:
+            values = {"when": when_text(deadline.due_at, zone), **_about(deadline, kind)}
+            if named:
+                return (
+                    gettext("Recuerda: tienes hasta el %(when)s para responder a %(what)s «%(scene)s» (%(campaign)s).")
+                    % values
+                )
+            return gettext("Recuerda: tienes hasta el %(when)s para responder a %(what)s (%(campaign)s).") % values
 
         return _tell_awaited(deadline, kind, users, sentence)
 
@@ -550,7 +599,7 @@ def deadline_settle(
         kind = extensions.deadline_kind(locked.kind)
         if kind is None:
             raise ValidationError(gettext("Este tipo de plazo ya no existe."), code="kind")
-        awaited = [user for user in kind.awaited(locked) if user.is_active]
+        awaited = _awaited(locked, kind)
 
         def withdrawn(about: dict[str, str]) -> str:
             return gettext("La dirección retiró el plazo de %(what)s «%(scene)s».") % about
@@ -635,15 +684,18 @@ def deadline_extend(
             reason=gettext("Dio más tiempo para %(what)s «%(scene)s»: hasta el %(when)s.")
             % {**_about(moved, kind), "when": when_text(due_at, zone)},
         )
-        users = [user for user in kind.awaited(moved) if user.is_active]
+        users = _awaited(moved, kind)
 
-        def sentence(zone: ZoneInfo) -> str:
-            return gettext(
-                "La dirección te da más tiempo para %(what)s «%(scene)s» (%(campaign)s): hasta el %(when)s."
-            ) % {
-                **_about(moved, kind),
-                "when": when_text(due_at, zone),
-            }
+        def sentence(zone: ZoneInfo, named: bool) -> str:
+            values = {**_about(moved, kind), "when": when_text(due_at, zone)}
+            if named:
+                return (
+                    gettext(
+                        "La dirección te da más tiempo para %(what)s «%(scene)s» (%(campaign)s): hasta el %(when)s."
+                    )
+                    % values
+                )
+            return gettext("La dirección te da más tiempo para %(what)s (%(campaign)s): hasta el %(when)s.") % values
 
         _tell_awaited(moved, kind, users, sentence)
     return moved
@@ -661,7 +713,7 @@ def deadline_withdraw(*, deadline: Deadline, actor, now: datetime | None = None)
         if locked.due_at <= now:
             return deadline_settle(deadline=locked, key=WITHDRAW, actor=actor, now=now)
         kind = extensions.deadline_kind(locked.kind)
-        awaited = [user for user in kind.awaited(locked) if user.is_active] if kind is not None else []
+        awaited = _awaited(locked, kind) if kind is not None else []
         locked.cancelled_at = now
         locked.save(update_fields=["cancelled_at"])
         ModerationLog.objects.create(
@@ -671,13 +723,14 @@ def deadline_withdraw(*, deadline: Deadline, actor, now: datetime | None = None)
             scene=locked.scene,
             reason=gettext("Retiró el plazo de %(what)s «%(scene)s» antes de que venciera.") % _about(locked, kind),
         )
-        notify.notify_users(
-            awaited,
-            campaign=locked.campaign,
-            kind=Notification.Kind.DEADLINE,
-            url=kind.url(locked) if kind is not None else locked.scene.get_absolute_url(),
-            text=lambda: (
-                gettext("La dirección retiró el plazo de %(what)s «%(scene)s» (%(campaign)s).") % _about(locked, kind)
-            ),
-        )
+
+        def sentence(zone: ZoneInfo, named: bool) -> str:
+            if named:
+                return gettext("La dirección retiró el plazo de %(what)s «%(scene)s» (%(campaign)s).") % _about(
+                    locked, kind
+                )
+            return gettext("La dirección retiró el plazo de %(what)s (%(campaign)s).") % _about(locked, kind)
+
+        if awaited:
+            _tell_awaited(locked, kind, awaited, sentence)
     return locked

@@ -466,8 +466,12 @@ def chosen_readers():
 
 def _chosen_for(user) -> Q:
     """A whisper to chosen members that ``user`` reads (``chosen_readers``),
-    as a condition on ``Post``."""
-    return Q(recipients=Post.Recipients.CHOSEN) & Q(Exists(chosen_readers().filter(post=OuterRef("pk"), user=user)))
+    as a condition on ``Post``: the same rule without ``chosen_readers``'s
+    joins, as two lookups by key per post — the user among the post's
+    recipients, and an active member of its campaign."""
+    chosen = Post.chosen_recipients.through.objects.filter(post=OuterRef("pk"), user=user)
+    member = Membership.objects.active().filter(campaign=OuterRef("scene__campaign_id"), user=user)
+    return Q(recipients=Post.Recipients.CHOSEN) & Q(Exists(chosen)) & Q(Exists(member))
 
 
 class PostRevision(models.Model):

@@ -44,7 +44,7 @@ from django.conf import settings
 from django.core import signing
 from django.core.mail import EmailMessage, mailers
 from django.db import transaction
-from django.db.models import Exists, OuterRef, Q
+from django.db.models import Exists, F, OuterRef, Q
 from django.tasks import task
 from django.template.loader import render_to_string
 from django.urls import reverse
@@ -479,12 +479,37 @@ def _not_held(held_ids: list[int]):
     return ~Exists(holding)
 
 
-def _still_readable(user) -> Q:
-    """The notifications about no post, or about a post ``user`` still reads
-    (``Post.objects.readable_where_member``): a member who left or was
-    removed is told nothing more of the campaign's posts, and never of the
-    whispers once addressed to them."""
-    return Q(post__isnull=True) | Q(post__in=Post.objects.readable_where_member(user).values("pk"))
+# The notices that quote a post to its readers: they go out only to whom
+# still reads it. Other notices citing a post (a character harmed by an
+# attack written as a whisper) tell of their reader's own things and go out.
+QUOTING = (Notification.Kind.POST, Notification.Kind.ADDRESSED)
+
+
+def _quotes_unread(user) -> Q:
+    """The notifications quoting a post ``user`` no longer reads
+    (``Post.objects.readable_where_member``: a member who left or was
+    removed reads no more of the campaign's posts, nor the whispers once
+    addressed to them)."""
+    readable = Post.objects.readable_where_member(user).values("pk")
+    return Q(kind__in=QUOTING, post__isnull=False) & ~Q(post__in=readable)
+
+
+def _drop_unread(user) -> int:
+    """Mark handled (``emailed_at``) the user's pending notifications that
+    quote a post they no longer read: never sent, they neither pile up for a
+    member who rejoins nor select the user for a digest again."""
+    pending = Notification.objects.filter(user=user, emailed_at__isnull=True)
+    return pending.filter(_quotes_unread(user)).update(emailed_at=timezone.now())
+
+
+def _unread_quotes(notifications: list[Notification]) -> set[int]:
+    """Of ``notifications``, the ids of those quoting a post their user no
+    longer reads (``post_readers``, the rule the notices were made by; a
+    constant number of queries per post)."""
+    quoting = [n for n in notifications if n.kind in QUOTING and n.post_id is not None]
+    posts = Post.objects.select_related("scene__campaign").in_bulk({n.post_id for n in quoting})
+    readers = {pk: post_readers(post)[0] for pk, post in posts.items()}
+    return {n.pk for n in quoting if n.user_id not in readers.get(n.post_id, ())}
 
 
 def wants_any_mail(user) -> bool:
@@ -724,6 +749,10 @@ def send_notification_emails(notification_ids: list[int], attempt: int = 1) -> i
     ]
     held = held_pairs(pending)
     pending = [n for n in pending if (n.user_id, n.campaign_id) not in held]
+    unread = _unread_quotes(pending)
+    if unread:
+        Notification.objects.filter(pk__in=unread).update(emailed_at=timezone.now())
+        pending = [n for n in pending if n.pk not in unread]
     # The logs' heads of every message at once (one lookup, however many messages).
     heads = log_heads_for((n.user_id, n.campaign_id) for n in pending if n.campaign_id)
     sent = 0
@@ -811,8 +840,15 @@ def digest_users():
         for user_id, campaign_id in waiting.awaited_in(waiting.active_campaigns_with(wanting))
         if (user_id, campaign_id) not in away
     }
-    pending = Notification.objects.filter(user=OuterRef("pk"), emailed_at__isnull=True, read_at__isnull=True).filter(
-        _not_held(held)
+    # A notice quoting a post of a campaign its user is no longer in
+    # (``_quotes_unread``, which ``digest_send`` marks handled) selects no one.
+    still_in = Q(campaign__gm=F("user")) | Exists(
+        Membership.objects.active().filter(campaign=OuterRef("campaign"), user=OuterRef("user"))
+    )
+    pending = (
+        Notification.objects.filter(user=OuterRef("pk"), emailed_at__isnull=True, read_at__isnull=True)
+        .filter(_not_held(held))
+        .filter(~Q(kind__in=QUOTING, post__isnull=False) | still_in)
     )
     return wanting.filter(Q(Exists(pending)) | Q(pk__in=sorted(awaited))).order_by("pk")
 
@@ -824,8 +860,8 @@ def digest_send(*, user) -> bool:
 
     Read notifications are left out: the user has already seen them, and so
     are those an absence holds and what the campaigns it holds wait for
-    (they go out on return), and those about a post the user no longer
-    reads (``_still_readable``: they stay unsent). A user awaited somewhere
+    (they go out on return), and those quoting a post the user no longer
+    reads (``_drop_unread``: marked handled, never sent). A user awaited somewhere
     gets a digest even with no new notification, with only the «Te esperan»
     part, on every run while they are awaited: the list is not compared with
     yesterday's. The rows are locked while the message is sent, so two runs
@@ -835,10 +871,11 @@ def digest_send(*, user) -> bool:
     holding = held_absences(users=[user.pk])
     held = [absence.pk for absence in holding]
     with transaction.atomic():
+        _drop_unread(user)
         pending = list(
             Notification.objects.select_for_update(of=("self",))
             .filter(user=user, emailed_at__isnull=True, read_at__isnull=True)
-            .filter(_not_held(held), _still_readable(user))
+            .filter(_not_held(held))
             .select_related("campaign")
             .order_by("campaign__title", "campaign_id", "created_at", "id")
         )

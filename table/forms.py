@@ -71,16 +71,13 @@ class TablePostForm(PostForm):
         data = args[0] if args else kwargs.get("data")
         # The campaign's game makes the rows (none when its system is not installed).
         self.roll_forms = (
-            [
-                system.roll_row(
-                    data,
-                    prefix=f"tirada-{i}",
-                    characters=list(self.characters.values()),
-                    npcs=self.npcs if self.can_npc else None,
-                    scene_id=scene_id,
-                )
-                for i in range(ROLL_ROWS)
-            ]
+            system.roll_rows(
+                data,
+                prefixes=[f"tirada-{i}" for i in range(ROLL_ROWS)],
+                characters=list(self.characters.values()),
+                npcs=self.npcs if self.can_npc else None,
+                scene_id=scene_id,
+            )
             if system is not None
             else []
         )

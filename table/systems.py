@@ -60,6 +60,16 @@ class GameSystem:
         ``cleaned_data["used"]`` when the author filled it in."""
         raise NotImplementedError(f"{self.key}: no roll rows")
 
+    def roll_rows(
+        self, data, *, prefixes: Sequence[str], characters: Sequence, npcs: dict | None, scene_id: int | None = None
+    ) -> list[forms.Form]:
+        """The post form's rows, one per prefix (``roll_row``); a system
+        whose rows read the same things works them out once here."""
+        return [
+            self.roll_row(data, prefix=prefix, characters=characters, npcs=npcs, scene_id=scene_id)
+            for prefix in prefixes
+        ]
+
     def writer_facts(self, characters: Sequence, npcs: Sequence, scene_id: int | None = None) -> tuple:
         """Plain values the post form's rows show beyond the characters, the
         NPCs and the GM's requests (e.g. the reactions waiting for one of

@@ -187,6 +187,11 @@ class Aventuras(GameSystem):
         return (facts, tuple(targets.values_list("pk", flat=True)))
 
     def roll_row(self, data, *, prefix, characters, npcs, scene_id=None):
+        return self.roll_rows(data, prefixes=[prefix], characters=characters, npcs=npcs, scene_id=scene_id)[0]
+
+    def roll_rows(self, data, *, prefixes, characters, npcs, scene_id=None):
+        """The rows share their choices: the tools, the targets (``_targets``)
+        and the open reactions, read once for them all."""
         characters = list(characters)
         tool_groups = [(c.name, _tools(c)) for c in [*characters, *(npcs or {}).values()]]
         campaign_id = _campaign_id(characters, npcs)
@@ -196,9 +201,12 @@ class Aventuras(GameSystem):
             else []
         )
         open_reactions = _open_reactions(characters, npcs)
-        return AventurasRollForm(
-            data, prefix=prefix, tool_groups=tool_groups, npcs=npcs, targets=targets, open_reactions=open_reactions
-        )
+        return [
+            AventurasRollForm(
+                data, prefix=prefix, tool_groups=tool_groups, npcs=npcs, targets=targets, open_reactions=open_reactions
+            )
+            for prefix in prefixes
+        ]
 
     def plan(self, row, *, speaking_as) -> PlannedRoll:
         fields = row.cleaned_data

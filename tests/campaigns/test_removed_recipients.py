@@ -3,7 +3,10 @@
 the search, the unread counts and the digest; back in the campaign, it is
 theirs again. The roll surfaces (log, permalink, ``.json``, ``.svg``, the
 log's export) are in ``tests/rolls/test_privacy_matrix.py`` (persona
-``removed_recipient``)."""
+``removed_recipient``). Only the notices that quote a post (a new post, one
+addressed to you) are dropped so, and a dropped one counts as handled: no
+backlog on return, no digest run picking its user again, no immediate
+e-mail either."""
 
 import pytest
 from django.core import mail
@@ -90,7 +93,7 @@ def test_a_removed_recipient_gets_no_digest_of_the_whispers_addressed_to_him(whi
     # The notice of his removal still reaches him; the whisper's notice does not.
     assert "Te han expulsado de la partida. Motivo: Fin de la campaña" in body
     assert addressed.text not in body
-    assert Notification.objects.get(pk=addressed.pk).emailed_at is None
+    assert Notification.objects.get(pk=addressed.pk).emailed_at is not None  # Handled: never sent.
 
 
 def test_a_member_still_in_the_campaign_gets_the_whisper_in_the_digest(whisper):
@@ -106,3 +109,59 @@ def test_a_removed_recipient_is_not_told_of_a_whisper_to_him(whisper):
     _remove(campaign, bruno)
     readers, _gm_ids = notify.post_readers(post)
     assert bruno.pk not in readers
+
+
+# --- only the notices quoting a post are dropped, and then handled -----------------------------
+
+
+def test_a_notice_about_a_whisper_the_reader_cannot_read_still_reaches_the_digest(whisper):
+    """A game notice (a character harmed by an attack written as a whisper)
+    cites the post without quoting it: its line goes out."""
+    campaign, bruno, post = whisper
+    carla = add_member(campaign, display_name="Carla", email_notifications=User.EmailChoice.DIGEST)
+    notify.notify_users(
+        [carla],
+        campaign=campaign,
+        kind=Notification.Kind.CHARACTER,
+        url=campaign.get_absolute_url(),
+        text=lambda: "Tu personaje recibe 3 de daño.",
+        post=post,
+    )
+    mail.outbox.clear()
+    assert notify.digest_send(user=carla) is True
+    assert "Tu personaje recibe 3 de daño." in mail.outbox[0].body
+
+
+def test_a_dropped_notice_is_handled_and_no_backlog_waits_for_a_rejoining_member(whisper):
+    campaign, bruno, post = whisper
+    addressed = Notification.objects.get(user=bruno, post=post)
+    _remove(campaign, bruno)
+    notify.digest_send(user=bruno)
+    assert Notification.objects.get(pk=addressed.pk).emailed_at is not None
+    assert bruno not in notify.digest_users()
+    membership = Membership.objects.get(campaign=campaign, user=bruno)
+    membership.rejoin(role=Role.PLAYER)
+    membership.save(update_fields=Membership.REJOIN_FIELDS)
+    mail.outbox.clear()
+    notify.digest_send(user=bruno)
+    assert all(addressed.text not in message.body for message in mail.outbox)
+
+
+def test_a_removed_member_with_only_a_dropped_notice_is_not_picked_for_the_digest(whisper):
+    campaign, bruno, post = whisper
+    _remove(campaign, bruno)
+    # The removal's own notice went out already; only the whisper's is left.
+    Notification.objects.filter(user=bruno).exclude(post=post).update(read_at=post.created_at)
+    assert bruno not in notify.digest_users()
+
+
+def test_the_immediate_e_mail_of_a_whisper_is_not_sent_once_its_recipient_is_removed(whisper):
+    campaign, bruno, post = whisper
+    bruno.email_notifications = User.EmailChoice.IMMEDIATE
+    bruno.save(update_fields=["email_notifications"])
+    addressed = Notification.objects.get(user=bruno, post=post)
+    _remove(campaign, bruno)
+    mail.outbox.clear()
+    assert notify.send_notification_emails.call([addressed.pk]) == 0
+    assert all(SECRET not in message.body and addressed.text not in message.body for message in mail.outbox)
+    assert Notification.objects.get(pk=addressed.pk).emailed_at is not None

@@ -13,6 +13,7 @@ from django.utils.translation import gettext_lazy as _
 
 from accounts.limits import LIMIT_MESSAGES, text_field
 from rules.aventuras import ACTION_KINDS, ATTRIBUTES, UNHIGHLIGHTED_SCORE
+from sheets.forms import RowsFormSet, rows_formset
 from sheets.models import Character, SheetEvent
 from systems.aventuras.models import (
     ACTION_KIND_LABELS,
@@ -200,7 +201,7 @@ class ToolForm(forms.Form):
     uses = text_field(AventurasTool, "uses", label=_("Para qué sirve"), required=False)
 
 
-class _RowsFormSet(forms.BaseFormSet):
+class _RowsFormSet(RowsFormSet):
     def rows(self) -> list[dict[str, Any]]:
         return [
             {name: value for name, value in form.cleaned_data.items() if name != "DELETE"}
@@ -210,12 +211,8 @@ class _RowsFormSet(forms.BaseFormSet):
 
 
 # ``validate_max``: a sent form (or an imported file) with more rows is refused, not stored.
-FeatFormSet = forms.formset_factory(
-    FeatForm, formset=_RowsFormSet, extra=2, max_num=30, validate_max=True, can_delete=True
-)
-ToolFormSet = forms.formset_factory(
-    ToolForm, formset=_RowsFormSet, extra=1, max_num=30, validate_max=True, can_delete=True
-)
+FeatFormSet = rows_formset(FeatForm, _RowsFormSet, extra=2, max_num=30)
+ToolFormSet = rows_formset(ToolForm, _RowsFormSet, extra=1, max_num=30)
 
 
 def feats_initial(character: Character) -> list[dict[str, Any]]:
@@ -429,7 +426,9 @@ def import_form_data(data: dict[str, Any]) -> dict[str, Any]:
     """An exported sheet as the POST data of the sheet form and its formsets,
     so an import is validated exactly like a typed sheet."""
     post: dict[str, Any] = {
-        name: _value(data.get(name)) for name in (*CORE_FIELDS, *SHEET_EXPORT_FIELDS) if name != "highlighted"
+        name: _value(data.get(name))
+        for name in (*CORE_FIELDS, *SHEET_EXPORT_FIELDS, *NPC_FIELDS)
+        if name != "highlighted"
     }
     post["highlighted"] = [_value(a) for a in _list(data.get("highlighted"))]
     for prefix, fields in (("feats", FeatForm.base_fields), ("tools", ToolForm.base_fields)):

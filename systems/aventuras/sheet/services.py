@@ -48,7 +48,7 @@ SHEET_EXPORT_FIELDS = (
     "flaw",
     "flaw_earns",
 )
-# The sheet's fields only the form of a GM character carries (not exported).
+# The sheet's fields only the form (and the exported file) of a GM character carries.
 NPC_FIELDS = ("known",)
 
 
@@ -373,6 +373,7 @@ def sheet_export(character: Character, *, include_gm_notes: bool) -> dict[str, A
         "tools": [
             {"name": t.name, "attribute": t.attribute, "bonus": t.bonus, "uses": t.uses} for t in sheet.tools.all()
         ],
+        **({name: getattr(sheet, name) for name in NPC_FIELDS} if character.kind == Character.Kind.NPC else {}),
         "health_lost": sheet.health_lost,
         "experience": sheet.experience,
         "hero_points": sheet.hero_points,

@@ -24,6 +24,7 @@ from campaigns.models import Campaign
 from campaigns.permissions import Access
 from hitos_site.htmx import HtmxHttpRequest, after_action, form_again, page_or_fragment, wants_fragment
 from rolls.forms import client_seed_field
+from rolls.permissions import readable_ids
 from rules import hitos
 from sheets.models import Character, SheetEvent
 from systems.hitos.activations import services as activations
@@ -324,17 +325,30 @@ def _narrative_form(campaign: Campaign, access: Access, characters: list[Charact
     return NarrativeForm(data, activators=activators, affected=affected)
 
 
+def _drama_events(campaign: Campaign, access: Access) -> list[SheetEvent]:
+    """The recent drama point moves; a move paid for an activation quotes
+    its roll's purpose, which a reader who may not read that sealed roll
+    (``readable_ids``, one query for them all) reads as «una tirada privada»."""
+    events = list(
+        SheetEvent.objects.filter(campaign=campaign, kind=HitosEvent.DRAMA)
+        .select_related("actor", "character", "roll")
+        .order_by("-created_at", "-id")[:RECENT_DRAMA_EVENTS]
+    )
+    readable = readable_ids(access, [event.roll for event in events if event.roll is not None])
+    for event in events:
+        entry = event.roll
+        if entry is not None and entry.pk not in readable and entry.purpose:
+            event.reason = event.reason.replace(f"«{entry.purpose}»", _("una tirada privada"))
+    return events
+
+
 def _drama_page(
     request: HtmxHttpRequest, campaign: Campaign, access: Access, *, pool_form=None, narrative_form=None, status=200
 ) -> HttpResponse:
     characters = list(
         Character.objects.approved().filter(campaign=campaign).select_related("owner", "hitos").order_by("name", "pk")
     )
-    events = (
-        SheetEvent.objects.filter(campaign=campaign, kind=HitosEvent.DRAMA)
-        .select_related("actor", "character", "roll")
-        .order_by("-created_at", "-id")[:RECENT_DRAMA_EVENTS]
-    )
+    events = _drama_events(campaign, access)
     pending = list(
         Activation.objects.filter(campaign=campaign, kind=Activation.Kind.NARRATIVE, status=Activation.Status.PENDING)
         .select_related("activator", "activator_character", "target_character")

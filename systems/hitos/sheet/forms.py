@@ -28,6 +28,7 @@ from rules.hitos_scores import (
     creation_warnings,
     derived_scores,
 )
+from sheets.forms import RowsFormSet, rows_formset
 from sheets.models import Character, SheetEvent
 from systems.hitos.models import CHARACTERISTIC_FIELDS, CHARACTERISTIC_LABELS, Aspect, HitosSheet, Skill, Weapon
 from systems.hitos.sheet.meters import METER_ACTIONS, METERS, NEEDS_AMOUNT
@@ -327,7 +328,7 @@ class WeaponForm(forms.Form):
         return code
 
 
-class _RowsFormSet(forms.BaseFormSet):
+class _RowsFormSet(RowsFormSet):
     def rows(self) -> list[tuple]:
         rows = []
         for form in self.forms:
@@ -337,8 +338,8 @@ class _RowsFormSet(forms.BaseFormSet):
         return rows
 
 
-SkillFormSet = forms.formset_factory(SkillForm, formset=_RowsFormSet, extra=3, max_num=40, can_delete=True)
-WeaponFormSet = forms.formset_factory(WeaponForm, formset=_RowsFormSet, extra=1, max_num=20, can_delete=True)
+SkillFormSet = rows_formset(SkillForm, _RowsFormSet, extra=3, max_num=40)
+WeaponFormSet = rows_formset(WeaponForm, _RowsFormSet, extra=1, max_num=20)
 
 
 @dataclass(frozen=True)

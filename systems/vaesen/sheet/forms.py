@@ -23,6 +23,7 @@ from rules.vaesen import (
     ConditionKind,
     Conditions,
 )
+from sheets.forms import RowsFormSet, rows_formset
 from sheets.models import Character, SheetEvent
 from systems.vaesen.models import (
     ATTRIBUTE_FIELDS,
@@ -259,7 +260,7 @@ class WeaponForm(forms.Form):
     range = text_field(VaesenWeapon, "range", label=_("Alcance"), required=False)
 
 
-class _RowsFormSet(forms.BaseFormSet):
+class _RowsFormSet(RowsFormSet):
     def rows(self) -> list[dict[str, Any]]:
         return [
             {name: value for name, value in form.cleaned_data.items() if name != "DELETE"}
@@ -269,12 +270,8 @@ class _RowsFormSet(forms.BaseFormSet):
 
 
 # ``validate_max``: a sent form (or an imported file) with more rows is refused, not stored.
-ItemFormSet = forms.formset_factory(
-    ItemForm, formset=_RowsFormSet, extra=2, max_num=40, validate_max=True, can_delete=True
-)
-WeaponFormSet = forms.formset_factory(
-    WeaponForm, formset=_RowsFormSet, extra=1, max_num=20, validate_max=True, can_delete=True
-)
+ItemFormSet = rows_formset(ItemForm, _RowsFormSet, extra=2, max_num=40)
+WeaponFormSet = rows_formset(WeaponForm, _RowsFormSet, extra=1, max_num=20)
 
 
 def items_initial(character: Character) -> list[dict[str, Any]]:

@@ -6,6 +6,8 @@ those the GM marks as known on their sheet. The GM may target them all."""
 from __future__ import annotations
 
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from campaigns.models import Post
@@ -94,3 +96,20 @@ def test_a_player_cannot_target_an_npc_only_the_gm_knows(aventuras_world):
     assert response.status_code == 200
     assert "Ese personaje no está en la partida." in response.content.decode()
     assert not Post.objects.exists() and not TableRoll.objects.exists()
+
+
+def test_the_targets_are_read_once_for_all_the_rows_of_the_form(aventuras_world):
+    """``_targets`` runs for the writer's facts and once for the three rows
+    of the form (not once per row)."""
+
+    w = aventuras_world
+    client = client_for(w.player)
+    with CaptureQueriesContext(connection) as queries:
+        assert client.get(w.scene.get_absolute_url()).status_code == 200
+    # Who rolled in the scene is one of the three EXISTS of ``_targets``.
+    reading_targets = [
+        q
+        for q in queries.captured_queries
+        if 'FROM "sheets_character"' in q["sql"][:600] and 'FROM "table_tableroll"' in q["sql"]
+    ]
+    assert len(reading_targets) == 2
